@@ -1,0 +1,211 @@
+package io.quarkiverse.idempotency.deployment;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+import jakarta.inject.Singleton;
+
+import org.jboss.jandex.AnnotationInstance;
+import org.jboss.jandex.AnnotationTransformation;
+import org.jboss.jandex.ClassType;
+import org.jboss.jandex.DotName;
+import org.jboss.jandex.MethodInfo;
+
+import io.quarkiverse.idempotency.Idempotency;
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.MessageIdKey;
+import io.quarkiverse.idempotency.deployment.exception.InvalidTableNameException;
+import io.quarkiverse.idempotency.deployment.exception.StoreConfigurationException;
+import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
+import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig.StoreKind;
+import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
+import io.quarkiverse.idempotency.runtime.IdempotencyGuard;
+import io.quarkiverse.idempotency.runtime.IdempotencyInterceptor;
+import io.quarkiverse.idempotency.runtime.IdempotencyRecorder;
+import io.quarkiverse.idempotency.runtime.IdempotentMethodIndex;
+import io.quarkiverse.idempotency.runtime.IdempotentMethodInfo;
+import io.quarkiverse.idempotency.runtime.IdempotentMethods;
+import io.quarkiverse.idempotency.runtime.InboundMessages;
+import io.quarkiverse.idempotency.runtime.MemoryStoreProducer;
+import io.quarkiverse.idempotency.runtime.WorkerId;
+import io.quarkiverse.idempotency.runtime.jta.IdempotencyTransactionInterceptor;
+import io.quarkiverse.idempotency.runtime.rabbitmq.IdempotencyFailureHandlerFactory;
+import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQMessageIdReader;
+import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
+import io.quarkus.arc.deployment.AnnotationsTransformerBuildItem;
+import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
+import io.quarkus.arc.deployment.ValidationPhaseBuildItem;
+import io.quarkus.arc.deployment.ValidationPhaseBuildItem.ValidationErrorBuildItem;
+import io.quarkus.deployment.Capabilities;
+import io.quarkus.deployment.Capability;
+import io.quarkus.deployment.annotations.BuildProducer;
+import io.quarkus.deployment.annotations.BuildStep;
+import io.quarkus.deployment.annotations.ExecutionTime;
+import io.quarkus.deployment.annotations.Record;
+import io.quarkus.deployment.builditem.CombinedIndexBuildItem;
+import io.quarkus.deployment.builditem.FeatureBuildItem;
+import io.quarkus.deployment.builditem.LaunchModeBuildItem;
+import io.quarkus.deployment.builditem.RunTimeConfigurationDefaultBuildItem;
+import io.quarkus.deployment.builditem.nativeimage.ReflectiveClassBuildItem;
+import io.quarkus.smallrye.reactivemessaging.deployment.items.ChannelBuildItem;
+import io.quarkus.smallrye.reactivemessaging.deployment.items.ChannelDirection;
+
+class IdempotencyProcessor {
+
+    private static final String FEATURE = "idempotency";
+    private static final String RABBITMQ_CONNECTOR = "smallrye-rabbitmq";
+    private static final String RABBITMQ_CONNECTOR_CLASS = "io.smallrye.reactive.messaging.rabbitmq.RabbitMQConnector";
+    private static final Pattern TABLE_NAME = Pattern
+            .compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
+
+    @BuildStep
+    FeatureBuildItem feature() {
+        return new FeatureBuildItem(FEATURE);
+    }
+
+    @BuildStep
+    IdempotentMethodsBuildItem analyse(CombinedIndexBuildItem index) {
+        return new IdempotentMethodAnalyzer(index.getIndex()).analyse();
+    }
+
+    @BuildStep
+    void beans(Capabilities capabilities, IdempotencyBuildTimeConfig config,
+            BuildProducer<AdditionalBeanBuildItem> beans) {
+        beans.produce(AdditionalBeanBuildItem.builder()
+                .addBeanClasses(Idempotent.class, IdempotentMethodIndex.class, IdempotencyInterceptor.class,
+                        IdempotencyGuard.class, InboundMessages.class, WorkerId.class, MessageIdKey.class,
+                        Idempotency.class)
+                .setUnremovable().build());
+        if (capabilities.isPresent(Capability.TRANSACTIONS)) {
+            beans.produce(AdditionalBeanBuildItem.unremovableOf(IdempotencyTransactionInterceptor.class));
+        }
+        if (rabbitMQPresent()) {
+            beans.produce(AdditionalBeanBuildItem.builder()
+                    .addBeanClasses(RabbitMQMessageIdReader.class, IdempotencyFailureHandlerFactory.class)
+                    .setUnremovable().build());
+        }
+        if (storeKind(config, capabilities) == StoreKind.MEMORY) {
+            beans.produce(AdditionalBeanBuildItem.unremovableOf(MemoryStoreProducer.class));
+        }
+    }
+
+    @BuildStep
+    void keyFunctions(IdempotentMethodsBuildItem methods, BuildProducer<AdditionalBeanBuildItem> beans,
+            BuildProducer<ReflectiveClassBuildItem> reflective) {
+        Set<String> keyFunctions = new HashSet<>();
+        for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
+            keyFunctions.add(entry.info().getKeyFunctionClass());
+        }
+        if (keyFunctions.isEmpty()) {
+            return;
+        }
+        // A key function class that is not a bean becomes a @Singleton one; its class is loaded by name at startup.
+        beans.produce(AdditionalBeanBuildItem.builder().addBeanClasses(keyFunctions)
+                .setDefaultScope(DotName.createSimple(Singleton.class)).setUnremovable().build());
+        reflective.produce(ReflectiveClassBuildItem.builder(keyFunctions.toArray(String[]::new))
+                .reason(getClass().getName()).build());
+    }
+
+    @BuildStep
+    AnnotationsTransformerBuildItem indexMethods(IdempotentMethodsBuildItem methods) {
+        List<MethodInfo> ordered = new ArrayList<>();
+        for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
+            ordered.add(entry.method());
+        }
+        return new AnnotationsTransformerBuildItem(AnnotationTransformation.forMethods()
+                .whenMethod(ordered::contains)
+                .transform(t -> t.add(AnnotationInstance.builder(IdempotentMethodIndex.class)
+                        .add("value", ordered.indexOf(t.declaration().asMethod())).build())));
+    }
+
+    @BuildStep
+    @Record(ExecutionTime.RUNTIME_INIT)
+    SyntheticBeanBuildItem methodPlans(IdempotentMethodsBuildItem methods, IdempotencyRecorder recorder) {
+        List<IdempotentMethodInfo> infos = new ArrayList<>();
+        for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
+            infos.add(entry.info());
+        }
+        return SyntheticBeanBuildItem.configure(IdempotentMethods.class)
+                .scope(Singleton.class)
+                .unremovable()
+                .setRuntimeInit()
+                .addInjectionPoint(ClassType.create(IdempotencyConfig.class))
+                .createWith(recorder.methods(infos))
+                .done();
+    }
+
+    @BuildStep
+    @Record(ExecutionTime.RUNTIME_INIT)
+    void warnAboutMemoryStore(IdempotencyBuildTimeConfig config, Capabilities capabilities,
+            LaunchModeBuildItem launchMode, IdempotencyRecorder recorder) {
+        if (storeKind(config, capabilities) == StoreKind.MEMORY) {
+            recorder.warnAboutMemoryStore(launchMode.getLaunchMode());
+        }
+    }
+
+    @BuildStep
+    void validate(ValidationPhaseBuildItem validationPhase, IdempotentMethodsBuildItem methods,
+            IdempotencyBuildTimeConfig config, Capabilities capabilities,
+            BuildProducer<ValidationErrorBuildItem> errors) {
+        List<Throwable> found = new ArrayList<>(methods.errors());
+        if (config.store().orElse(null) == StoreKind.DATABASE && capabilities.isMissing(Capability.HIBERNATE_ORM)) {
+            found.add(new StoreConfigurationException("quarkus.idempotency.store=database requires Quarkus Hibernate"
+                    + " ORM", "quarkus.idempotency.store",
+                    "add quarkus-hibernate-orm-panache and a JDBC driver to the"
+                            + " project dependencies, or set quarkus.idempotency.store=memory"));
+        }
+        String table = config.database().table();
+        if (!TABLE_NAME.matcher(table).matches()) {
+            found.add(new InvalidTableNameException("quarkus.idempotency.database.table='" + table + "' is not a"
+                    + " valid table name", "quarkus.idempotency.database.table",
+                    "use letters, digits and"
+                            + " underscores, starting with a letter or underscore, optionally qualified by a schema"
+                            + " (messaging.idempotency_record)"));
+        }
+        if (!found.isEmpty()) {
+            errors.produce(new ValidationErrorBuildItem(found));
+        }
+    }
+
+    /**
+     * Every RabbitMQ channel consumed by an {@code @Idempotent} method defaults to the idempotency failure strategy,
+     * which maps the outcomes to the broker; application.properties still overrides it.
+     */
+    @BuildStep
+    void rabbitMQFailureStrategy(IdempotentMethodsBuildItem methods, List<ChannelBuildItem> channels,
+            BuildProducer<RunTimeConfigurationDefaultBuildItem> defaults) {
+        if (!rabbitMQPresent()) {
+            return;
+        }
+        Set<String> idempotentChannels = new HashSet<>();
+        for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
+            idempotentChannels.addAll(entry.info().getChannels());
+        }
+        for (ChannelBuildItem channel : channels) {
+            if (channel.getDirection() == ChannelDirection.INCOMING && idempotentChannels.contains(channel.getName())
+                    && RABBITMQ_CONNECTOR.equals(channel.getConnector())) {
+                defaults.produce(new RunTimeConfigurationDefaultBuildItem(
+                        "mp.messaging.incoming." + channel.getName() + ".failure-strategy",
+                        IdempotencyFailureHandlerFactory.NAME));
+            }
+        }
+    }
+
+    static StoreKind storeKind(IdempotencyBuildTimeConfig config, Capabilities capabilities) {
+        return config.store().orElse(capabilities.isPresent(Capability.HIBERNATE_ORM) ? StoreKind.DATABASE
+                : StoreKind.MEMORY);
+    }
+
+    private static boolean rabbitMQPresent() {
+        try {
+            Class.forName(RABBITMQ_CONNECTOR_CLASS, false, Thread.currentThread().getContextClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+
+}

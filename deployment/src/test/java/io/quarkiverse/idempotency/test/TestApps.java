@@ -1,0 +1,78 @@
+package io.quarkiverse.idempotency.test;
+
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.spec.JavaArchive;
+
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * Builds the test applications: in-memory connector channels on their own Vert.x contexts, in-memory store, no Dev
+ * Services (no Docker here).
+ */
+public final class TestApps {
+
+    private TestApps() {
+    }
+
+    /**
+     * @param incoming the incoming channels, each wired to the in-memory connector
+     * @param outgoing the outgoing channels, each wired to the in-memory connector
+     * @param classes the application classes
+     */
+    public static QuarkusUnitTest inMemory(String[] incoming, String[] outgoing, Class<?>... classes) {
+        QuarkusUnitTest test = new QuarkusUnitTest()
+                .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class).addClasses(classes)
+                        .addClasses(Delivered.class, TestApps.class))
+                .overrideConfigKey("quarkus.devservices.enabled", "false")
+                .overrideConfigKey("quarkus.idempotency.store", "memory")
+                .overrideConfigKey("quarkus.idempotency.retry-delay", "0s")
+                .overrideConfigKey("quarkus.datasource.active", "false")
+                .overrideConfigKey("quarkus.hibernate-orm.active", "false");
+        for (String channel : incoming) {
+            test.overrideConfigKey("mp.messaging.incoming." + channel + ".connector", "smallrye-in-memory")
+                    .overrideConfigKey("mp.messaging.incoming." + channel + ".run-on-vertx-context", "true");
+        }
+        for (String channel : outgoing) {
+            test.overrideConfigKey("mp.messaging.outgoing." + channel + ".connector", "smallrye-in-memory");
+        }
+        return test;
+    }
+
+    /**
+     * An application whose build must fail.
+     */
+    public static QuarkusUnitTest failing(Class<? extends Throwable> expected, String messagePart,
+            Class<?>... classes) {
+        return new QuarkusUnitTest()
+                .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class).addClasses(classes).addClass(TestApps.class))
+                .overrideConfigKey("quarkus.devservices.enabled", "false")
+                .overrideConfigKey("quarkus.idempotency.store", "memory")
+                .overrideConfigKey("quarkus.datasource.active", "false")
+                .overrideConfigKey("quarkus.hibernate-orm.active", "false")
+                .assertException(t -> {
+                    Throwable found = find(t, expected);
+                    if (found == null) {
+                        throw new AssertionError("Expected " + expected.getName() + " but got " + t, t);
+                    }
+                    if (!found.getMessage().contains(messagePart)) {
+                        throw new AssertionError("Expected a message containing '" + messagePart + "' but got: "
+                                + found.getMessage(), t);
+                    }
+                });
+    }
+
+    private static Throwable find(Throwable t, Class<? extends Throwable> expected) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (expected.isInstance(c)) {
+                return c;
+            }
+            for (Throwable s : c.getSuppressed()) {
+                Throwable f = find(s, expected);
+                if (f != null) {
+                    return f;
+                }
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,84 @@
+package io.quarkiverse.idempotency.runtime;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.ScopedKey;
+
+/**
+ * One delivery of one message to an {@code @Idempotent} method: its key, what the claim answered, and what the
+ * handler's transaction did. Shared by the two interceptors of one invocation through the invocation's context data.
+ */
+public final class Delivery {
+
+    /** The invocation context data key under which the outer interceptor leaves the delivery for the inner one. */
+    public static final String CONTEXT_KEY = Delivery.class.getName();
+
+    private final MethodPlan plan;
+    private final ScopedKey key;
+    private final ClaimResult claim;
+    private final AtomicBoolean settled = new AtomicBoolean();
+    private volatile long renewedAt;
+    private volatile boolean confirmedInTransaction;
+    private volatile boolean claimLost;
+    private volatile Boolean committed;
+
+    Delivery(MethodPlan plan, ScopedKey key, ClaimResult claim, long now) {
+        this.plan = plan;
+        this.key = key;
+        this.claim = claim;
+        this.renewedAt = now;
+    }
+
+    public MethodPlan plan() {
+        return plan;
+    }
+
+    public ScopedKey key() {
+        return key;
+    }
+
+    public ClaimResult claim() {
+        return claim;
+    }
+
+    /** Called by the inner interceptor once the key is confirmed in the handler's transaction. */
+    public void confirmedInTransaction() {
+        this.confirmedInTransaction = true;
+    }
+
+    /** Called by the inner interceptor when confirming found the claim taken over. */
+    public void claimLost() {
+        this.claimLost = true;
+    }
+
+    /** Called when the handler's transaction completed. */
+    public void transactionCompleted(boolean committed) {
+        this.committed = committed;
+    }
+
+    boolean isConfirmedInTransaction() {
+        return confirmedInTransaction && Boolean.TRUE.equals(committed);
+    }
+
+    boolean isClaimLost() {
+        return claimLost;
+    }
+
+    boolean isRolledBack() {
+        return Boolean.FALSE.equals(committed);
+    }
+
+    /** @return true the first time only: a delivery is confirmed or forgotten once */
+    boolean settle() {
+        return settled.compareAndSet(false, true);
+    }
+
+    long renewedAt() {
+        return renewedAt;
+    }
+
+    void renewedAt(long nanos) {
+        this.renewedAt = nanos;
+    }
+}

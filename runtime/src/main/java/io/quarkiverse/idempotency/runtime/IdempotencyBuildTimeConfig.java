@@ -1,0 +1,76 @@
+package io.quarkiverse.idempotency.runtime;
+
+import java.util.Optional;
+
+import io.quarkus.runtime.annotations.ConfigPhase;
+import io.quarkus.runtime.annotations.ConfigRoot;
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+/**
+ * Build-time configuration of the idempotency extension.
+ */
+@ConfigMapping(prefix = "quarkus.idempotency")
+@ConfigRoot(phase = ConfigPhase.BUILD_AND_RUN_TIME_FIXED)
+public interface IdempotencyBuildTimeConfig {
+
+    /**
+     * Which store remembers handled keys. {@code database} keeps them in a table through Hibernate ORM (the
+     * production store, shared by every instance of the application); {@code memory} keeps them in this process
+     * only, which is right for tests and wrong for production. When unset: {@code database} if the application has
+     * Hibernate ORM, else {@code memory}. An application bean implementing {@code IdempotencyStore} replaces either.
+     */
+    Optional<StoreKind> store();
+
+    /**
+     * The database store.
+     */
+    Database database();
+
+    /**
+     * The purge job, which deletes expired keys.
+     */
+    Purge purge();
+
+    /**
+     * The kinds of store.
+     */
+    enum StoreKind {
+        /** A table, through Hibernate ORM. */
+        DATABASE,
+        /** This process's memory. */
+        MEMORY
+    }
+
+    /**
+     * The database store.
+     */
+    interface Database {
+
+        /**
+         * The name of the table holding the keys, optionally qualified by a schema ({@code messaging.idempotency}).
+         * Letters, digits and underscores only, starting with a letter or underscore.
+         */
+        @WithDefault("idempotency_record")
+        String table();
+
+        /**
+         * The Hibernate ORM persistence unit the table belongs to.
+         */
+        @WithDefault("<default>")
+        String persistenceUnit();
+    }
+
+    /**
+     * The purge job.
+     */
+    interface Purge {
+
+        /**
+         * Whether the purge job is registered. It is registered only with the database store; the memory store
+         * forgets expired keys as it goes.
+         */
+        @WithDefault("true")
+        boolean enabled();
+    }
+}

@@ -1,0 +1,184 @@
+package io.quarkiverse.idempotency.runtime;
+
+import jakarta.annotation.PreDestroy;
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import org.eclipse.microprofile.reactive.messaging.Metadata;
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.idempotency.ClaimLostException;
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.HandlerRolledBackException;
+import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.KeyMissingException;
+import io.quarkiverse.idempotency.MessageIdKey;
+import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.StoreUnavailableException;
+
+/**
+ * The semantics of one idempotent delivery, shared by the interceptor and the programmatic form: compute the key,
+ * claim it, and after the handler confirm or forget it. Every method may block on the store.
+ */
+@Singleton
+public class IdempotencyGuard {
+
+    private static final Logger LOG = Logger.getLogger(IdempotencyGuard.class);
+
+    private final IdempotencyStore store;
+    private final ClaimRenewer renewer;
+    private final MessageIdKey messageIds;
+
+    @Inject
+    public IdempotencyGuard(IdempotencyStore store, IdempotentMethods methods, MessageIdKey messageIds) {
+        this.store = store;
+        this.renewer = new ClaimRenewer(store, methods.shortestClaimTimeout());
+        this.messageIds = messageIds;
+    }
+
+    /** @return the broker's message id, or {@code null} */
+    public String messageId(Metadata metadata) {
+        return messageIds.key(null, metadata);
+    }
+
+    /**
+     * Computes the key of a message and claims it.
+     *
+     * @param plan the method's plan
+     * @param channel the channel that delivered the message (the default scope)
+     * @param payload the payload
+     * @param metadata the metadata
+     * @return the delivery; when its claim is {@link ClaimResult#claimed()}, the caller must run the handler and then
+     *         call {@link #succeeded} or {@link #failed}
+     * @throws KeyMissingException when the key function finds no key or fails
+     * @throws StoreUnavailableException when the store fails
+     */
+    public Delivery begin(MethodPlan plan, String channel, Object payload, Metadata metadata) {
+        String scope = plan.scope() != null ? plan.scope() : channel;
+        String key;
+        try {
+            key = plan.keyFunction().key(payload, metadata);
+        } catch (RuntimeException e) {
+            throw keyMissing(plan, metadata, "its key function failed: " + e, e);
+        }
+        if (key == null || key.isBlank()) {
+            throw keyMissing(plan, metadata, "its key function found no key", null);
+        }
+        ScopedKey scoped = new ScopedKey(scope, key);
+        ClaimResult claim;
+        try {
+            claim = store.claim(scope, key, plan.retention(), plan.claimTimeout());
+        } catch (RuntimeException e) {
+            LOG.warnf("The idempotency store failed to claim key '%s' for %s; the message will be retried: %s", scoped,
+                    plan.description(), e.toString());
+            throw new StoreUnavailableException(scoped, e);
+        }
+        Delivery delivery = new Delivery(plan, scoped, claim, System.nanoTime());
+        if (claim.claimed()) {
+            if (claim == ClaimResult.TAKEN_OVER) {
+                LOG.infof("Took over the stale claim on key '%s' for %s (its previous owner did not finish within %s)",
+                        scoped, plan.description(), plan.claimTimeout());
+            }
+            renewer.track(delivery);
+        }
+        return delivery;
+    }
+
+    /**
+     * Confirms the key inside the handler's active transaction (database stores only).
+     *
+     * @return false when the claim was taken over: the caller must roll the transaction back
+     * @throws StoreUnavailableException when the store fails (the caller's transaction then rolls back)
+     */
+    public boolean confirmInTransaction(Delivery delivery) {
+        ScopedKey key = delivery.key();
+        boolean confirmed;
+        try {
+            confirmed = store.confirm(key.scope(), key.key(), delivery.plan().retention());
+        } catch (RuntimeException e) {
+            throw new StoreUnavailableException(key, e);
+        }
+        if (confirmed) {
+            delivery.confirmedInTransaction();
+        } else {
+            delivery.claimLost();
+        }
+        return confirmed;
+    }
+
+    /** @return whether confirm can join the handler's transaction */
+    public boolean storeJoinsTransactions() {
+        return store.joinsTransactions();
+    }
+
+    /**
+     * The handler returned normally: confirm the key, unless it was confirmed in the handler's committed transaction.
+     *
+     * @throws ClaimLostException when the transaction was rolled back because the claim had been taken over
+     * @throws HandlerRolledBackException when the handler's transaction rolled back without an exception
+     */
+    public void succeeded(Delivery delivery) {
+        renewer.untrack(delivery);
+        if (!delivery.settle()) {
+            return;
+        }
+        ScopedKey key = delivery.key();
+        if (delivery.isClaimLost()) {
+            throw new ClaimLostException(key);
+        }
+        if (delivery.isRolledBack()) {
+            forget(delivery);
+            throw new HandlerRolledBackException(key);
+        }
+        if (delivery.isConfirmedInTransaction()) {
+            return;
+        }
+        try {
+            if (!store.confirm(key.scope(), key.key(), delivery.plan().retention())) {
+                LOG.warnf("The claim on key '%s' was taken over while %s ran; its work is done and the message is"
+                        + " acknowledged, and the other delivery may repeat it. Raise the claim timeout above the"
+                        + " slowest handler", key, delivery.plan().description());
+            }
+        } catch (RuntimeException e) {
+            LOG.errorf(e, "Could not confirm key '%s' after %s succeeded. The work happened, so the message is"
+                    + " acknowledged; the claim will expire and a redelivery after the claim timeout would run it again",
+                    key, delivery.plan().description());
+        }
+    }
+
+    /**
+     * The handler failed: forget this worker's claim, so that the retry really runs.
+     */
+    public void failed(Delivery delivery, Throwable failure) {
+        renewer.untrack(delivery);
+        if (!delivery.settle() || delivery.isClaimLost()) {
+            return;
+        }
+        forget(delivery);
+    }
+
+    private void forget(Delivery delivery) {
+        ScopedKey key = delivery.key();
+        try {
+            store.forget(key.scope(), key.key());
+        } catch (RuntimeException e) {
+            LOG.errorf(e, "Could not forget the claim on key '%s' after %s failed; a redelivery will wait for the"
+                    + " claim timeout (%s) before it runs", key, delivery.plan().description(),
+                    delivery.plan().claimTimeout());
+        }
+    }
+
+    private KeyMissingException keyMissing(MethodPlan plan, Metadata metadata, String why, Throwable cause) {
+        String id = messageId(metadata);
+        String message = "Rejecting message " + (id == null ? "without a message id" : "with id '" + id + "'") + " of "
+                + plan.description()
+                + ": " + why + "; it is dead-lettered, not retried";
+        LOG.warn(message);
+        return new KeyMissingException(message, cause);
+    }
+
+    @PreDestroy
+    void close() {
+        renewer.close();
+    }
+}

@@ -1,0 +1,32 @@
+package io.quarkiverse.idempotency.runtime;
+
+import java.util.List;
+import java.util.function.Function;
+
+import org.jboss.logging.Logger;
+
+import io.quarkus.arc.SyntheticCreationalContext;
+import io.quarkus.runtime.LaunchMode;
+import io.quarkus.runtime.annotations.Recorder;
+
+/**
+ * Turns what the build learnt about {@code @Idempotent} methods into runtime objects.
+ */
+@Recorder
+public class IdempotencyRecorder {
+
+    private static final Logger LOG = Logger.getLogger(IdempotencyRecorder.class);
+
+    public Function<SyntheticCreationalContext<IdempotentMethods>, IdempotentMethods> methods(
+            List<IdempotentMethodInfo> infos) {
+        return context -> new IdempotentMethods(infos, context.getInjectedReference(IdempotencyConfig.class));
+    }
+
+    public void warnAboutMemoryStore(LaunchMode mode) {
+        if (mode == LaunchMode.NORMAL) {
+            LOG.warn("quarkus.idempotency.store is 'memory' in production: every process remembers only its own keys,"
+                    + " so a message redelivered to another instance (or after a restart) is handled again. Add"
+                    + " quarkus-hibernate-orm-panache and a datasource and set quarkus.idempotency.store=database");
+        }
+    }
+}
