@@ -109,16 +109,26 @@ class IdempotencyProcessor {
                 .reason(getClass().getName()).build());
     }
 
+    /**
+     * Gives each valid method its index, so that the interceptor finds its plan without reflection; takes
+     * {@code @Idempotent} off invalid ones, so that the build reports this extension's error rather than ArC's.
+     */
     @BuildStep
-    AnnotationsTransformerBuildItem indexMethods(IdempotentMethodsBuildItem methods) {
+    void indexMethods(IdempotentMethodsBuildItem methods, BuildProducer<AnnotationsTransformerBuildItem> transformers) {
         List<MethodInfo> ordered = new ArrayList<>();
         for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
             ordered.add(entry.method());
         }
-        return new AnnotationsTransformerBuildItem(AnnotationTransformation.forMethods()
+        transformers.produce(new AnnotationsTransformerBuildItem(AnnotationTransformation.forMethods()
                 .whenMethod(ordered::contains)
                 .transform(t -> t.add(AnnotationInstance.builder(IdempotentMethodIndex.class)
-                        .add("value", ordered.indexOf(t.declaration().asMethod())).build())));
+                        .add("value", ordered.indexOf(t.declaration().asMethod())).build()))));
+        List<MethodInfo> invalid = methods.invalidMethods();
+        if (!invalid.isEmpty()) {
+            transformers.produce(new AnnotationsTransformerBuildItem(AnnotationTransformation.forMethods()
+                    .whenMethod(invalid::contains)
+                    .transform(t -> t.remove(a -> a.name().equals(IdempotencyDotNames.IDEMPOTENT)))));
+        }
     }
 
     @BuildStep
@@ -135,6 +145,12 @@ class IdempotencyProcessor {
                 .addInjectionPoint(ClassType.create(IdempotencyConfig.class))
                 .createWith(recorder.methods(infos))
                 .done();
+    }
+
+    @BuildStep
+    @Record(ExecutionTime.RUNTIME_INIT)
+    void filterOutcomeLogs(IdempotencyRecorder recorder) {
+        recorder.filterOutcomeLogs();
     }
 
     @BuildStep

@@ -41,6 +41,7 @@ final class IdempotentMethodAnalyzer {
 
     private final IndexView index;
     private final List<IdempotentMethodsBuildItem.Entry> methods = new ArrayList<>();
+    private final List<MethodInfo> invalidMethods = new ArrayList<>();
     private final List<IdempotencyDefinitionException> errors = new ArrayList<>();
 
     IdempotentMethodAnalyzer(IndexView index) {
@@ -58,10 +59,14 @@ final class IdempotentMethodAnalyzer {
                             "class=" + type.name(), "put it on each @Incoming method that must be idempotent"));
                 }
             } else if (annotation.target().kind() == AnnotationTarget.Kind.METHOD) {
+                int errorsBefore = errors.size();
                 analyse(annotation.target().asMethod(), annotation);
+                if (errors.size() > errorsBefore) {
+                    invalidMethods.add(annotation.target().asMethod());
+                }
             }
         }
-        return new IdempotentMethodsBuildItem(methods, errors);
+        return new IdempotentMethodsBuildItem(methods, invalidMethods, errors);
     }
 
     private void analyse(MethodInfo method, AnnotationInstance idempotent) {

@@ -25,11 +25,19 @@ public final class IdempotentMethodsBuildItem extends SimpleBuildItem {
     }
 
     private final List<Entry> methods;
+    private final List<MethodInfo> invalidMethods;
     private final List<IdempotencyDefinitionException> errors;
 
-    public IdempotentMethodsBuildItem(List<Entry> methods, List<IdempotencyDefinitionException> errors) {
+    public IdempotentMethodsBuildItem(List<Entry> methods, List<MethodInfo> invalidMethods,
+            List<IdempotencyDefinitionException> errors) {
         this.methods = List.copyOf(methods);
+        this.invalidMethods = List.copyOf(invalidMethods);
         this.errors = List.copyOf(errors);
+    }
+
+    /** @return the annotated methods that broke a rule; the build fails, reporting {@link #errors()} */
+    public List<MethodInfo> invalidMethods() {
+        return invalidMethods;
     }
 
     /** @return the valid methods, in a stable order: a method's position is its {@code IdempotentMethodIndex} */

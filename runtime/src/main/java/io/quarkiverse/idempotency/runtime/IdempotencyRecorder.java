@@ -22,6 +22,10 @@ public class IdempotencyRecorder {
         return context -> new IdempotentMethods(infos, context.getInjectedReference(IdempotencyConfig.class));
     }
 
+    public void filterOutcomeLogs() {
+        OutcomeLogFilter.install();
+    }
+
     public void warnAboutMemoryStore(LaunchMode mode) {
         if (mode == LaunchMode.NORMAL) {
             LOG.warn("quarkus.idempotency.store is 'memory' in production: every process remembers only its own keys,"

@@ -1,0 +1,113 @@
+package io.quarkiverse.idempotency.test;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.spi.Connector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
+import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.StoreUnavailableException;
+import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.reactive.messaging.memory.InMemoryConnector;
+
+/**
+ * A store that fails at claim time: the handler does not run and the message is retried, never dead-lettered. Also
+ * shows that an application's own store bean replaces the built-in one.
+ */
+class StoreFailureTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.inMemory(new String[] { "orders" }, new String[0],
+            Consumer.class, SwitchableStore.class);
+
+    @Inject
+    @Connector("smallrye-in-memory")
+    InMemoryConnector connector;
+
+    @Inject
+    Consumer consumer;
+
+    @Inject
+    SwitchableStore store;
+
+    @Test
+    void storeDownAtClaimTimeRetriesWithoutRunning() {
+        store.down = true;
+        Delivered<String> duringOutage = Delivered.withId("s-1", "x");
+        connector.source("orders").send(duringOutage.message());
+        await().until(duringOutage::settled);
+        assertEquals(0, duringOutage.acks());
+        StoreUnavailableException failure = assertInstanceOf(StoreUnavailableException.class,
+                duringOutage.nacks().get(0));
+        assertTrue(failure.requeue(), "the store is broken, not the message: requeued");
+        assertEquals(0, consumer.handled.get(), "not run while the store is down");
+
+        store.down = false;
+        Delivered<String> afterRecovery = Delivered.withId("s-1", "x");
+        connector.source("orders").send(afterRecovery.message());
+        await().until(afterRecovery::settled);
+        assertEquals(1, afterRecovery.acks());
+        assertEquals(1, consumer.handled.get(), "handled once after recovery");
+    }
+
+    @Singleton
+    public static class Consumer {
+        final AtomicInteger handled = new AtomicInteger();
+
+        @Incoming("orders")
+        @Idempotent
+        void handle(String payload) {
+            handled.incrementAndGet();
+        }
+    }
+
+    @Singleton
+    public static class SwitchableStore implements IdempotencyStore {
+        private final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore("test-worker");
+        volatile boolean down;
+
+        @Override
+        public ClaimResult claim(String scope, String key, Duration retention, Duration claimTimeout) {
+            if (down) {
+                throw new IllegalStateException("connection refused");
+            }
+            return delegate.claim(scope, key, retention, claimTimeout);
+        }
+
+        @Override
+        public boolean confirm(String scope, String key, Duration retention) {
+            return delegate.confirm(scope, key, retention);
+        }
+
+        @Override
+        public boolean forget(String scope, String key) {
+            return delegate.forget(scope, key);
+        }
+
+        @Override
+        public void renew(Collection<ScopedKey> keys) {
+            delegate.renew(keys);
+        }
+
+        @Override
+        public int purgeExpired(int limit) {
+            return delegate.purgeExpired(limit);
+        }
+    }
+}

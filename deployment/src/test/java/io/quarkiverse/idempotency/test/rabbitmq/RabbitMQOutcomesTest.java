@@ -1,0 +1,204 @@
+package io.quarkiverse.idempotency.test.rabbitmq;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.spec.JavaArchive;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.GetResponse;
+
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
+import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * The outcome mapping on the real RabbitMQ (127.0.0.1:5672 unless RABBITMQ_HOST/RABBITMQ_PORT say otherwise): a
+ * message without a key is dead-lettered; a message that meets a broken store is requeued and, once the store is
+ * back, handled once.
+ */
+class RabbitMQOutcomesTest {
+
+    static final String KEYS_QUEUE = "idempotency-test-keys";
+    static final String OUTAGE_QUEUE = "idempotency-test-outage";
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = new QuarkusUnitTest()
+            .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class)
+                    .addClasses(Consumers.class, SwitchableStore.class))
+            .overrideConfigKey("quarkus.devservices.enabled", "false")
+            .overrideConfigKey("quarkus.datasource.active", "false")
+            .overrideConfigKey("quarkus.hibernate-orm.active", "false")
+            .overrideConfigKey("quarkus.idempotency.store", "memory")
+            .overrideConfigKey("quarkus.idempotency.retry-delay", "200ms")
+            .overrideConfigKey("rabbitmq-host", env("RABBITMQ_HOST", "127.0.0.1"))
+            .overrideConfigKey("rabbitmq-port", env("RABBITMQ_PORT", "5672"))
+            .overrideConfigKey("rabbitmq-username", env("RABBITMQ_USERNAME", "guest"))
+            .overrideConfigKey("rabbitmq-password", env("RABBITMQ_PASSWORD", "guest"))
+            .overrideConfigKey("mp.messaging.incoming.keys.connector", "smallrye-rabbitmq")
+            .overrideConfigKey("mp.messaging.incoming.keys.queue.name", KEYS_QUEUE)
+            .overrideConfigKey("mp.messaging.incoming.keys.exchange.name", KEYS_QUEUE)
+            .overrideConfigKey("mp.messaging.incoming.keys.auto-bind-dlq", "true")
+            .overrideConfigKey("mp.messaging.incoming.keys.dlx.declare", "true")
+            .overrideConfigKey("mp.messaging.incoming.outage.connector", "smallrye-rabbitmq")
+            .overrideConfigKey("mp.messaging.incoming.outage.queue.name", OUTAGE_QUEUE)
+            .overrideConfigKey("mp.messaging.incoming.outage.exchange.name", OUTAGE_QUEUE)
+            .overrideConfigKey("mp.messaging.incoming.outage.auto-bind-dlq", "true")
+            .overrideConfigKey("mp.messaging.incoming.outage.dlx.declare", "true");
+
+    static Connection connection;
+    static Channel amqp;
+
+    @Inject
+    Consumers consumers;
+
+    @Inject
+    SwitchableStore store;
+
+    @BeforeAll
+    static void connect() throws Exception {
+        ConnectionFactory factory = new ConnectionFactory();
+        factory.setHost(env("RABBITMQ_HOST", "127.0.0.1"));
+        factory.setPort(Integer.parseInt(env("RABBITMQ_PORT", "5672")));
+        factory.setUsername(env("RABBITMQ_USERNAME", "guest"));
+        factory.setPassword(env("RABBITMQ_PASSWORD", "guest"));
+        connection = factory.newConnection("idempotency-test");
+        // The connector declares the queues once it has connected; leftovers of an earlier run are purged.
+        for (String queue : new String[] { KEYS_QUEUE, OUTAGE_QUEUE, KEYS_QUEUE + ".dlq", OUTAGE_QUEUE + ".dlq" }) {
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+                try (Channel channel = connection.createChannel()) {
+                    channel.queuePurge(queue);
+                    return true;
+                }
+            });
+        }
+        amqp = connection.createChannel();
+    }
+
+    @AfterAll
+    static void disconnect() throws Exception {
+        connection.close();
+    }
+
+    @Test
+    void missingKeyIsDeadLettered() throws Exception {
+        publish(KEYS_QUEUE, null, "no id");
+        GetResponse dead = await().atMost(Duration.ofSeconds(20))
+                .until(() -> amqp.basicGet(KEYS_QUEUE + ".dlq", true), r -> r != null);
+        assertEquals("no id", new String(dead.getBody(), StandardCharsets.UTF_8));
+        assertEquals(0, consumers.keys.get(), "a message without a key never runs");
+
+        publish(KEYS_QUEUE, "k-1", "with id");
+        await().atMost(Duration.ofSeconds(20)).until(() -> consumers.keys.get() == 1);
+        assertEquals(0, amqp.messageCount(KEYS_QUEUE + ".dlq"), "only the keyless message was dead-lettered");
+    }
+
+    @Test
+    void storeOutageRequeuesThenHandlesOnce() throws Exception {
+        store.down = true;
+        publish(OUTAGE_QUEUE, "o-1", "charge");
+        await().atMost(Duration.ofSeconds(20)).until(() -> store.failedClaims.get() >= 3);
+        assertEquals(0, consumers.outage.get(), "not run while the store is down");
+        assertNull(amqp.basicGet(OUTAGE_QUEUE + ".dlq", true), "a store failure never dead-letters");
+
+        store.down = false;
+        await().atMost(Duration.ofSeconds(20)).until(() -> consumers.outage.get() == 1);
+        publish(OUTAGE_QUEUE, "o-1", "charge"); // the broker delivering it again later
+        await().atMost(Duration.ofSeconds(20)).until(() -> amqp.messageCount(OUTAGE_QUEUE) == 0
+                && store.duplicateClaims.get() == 1);
+        assertEquals(1, consumers.outage.get(), "handled once");
+        assertEquals(0, amqp.messageCount(OUTAGE_QUEUE + ".dlq"));
+    }
+
+    private static void publish(String queue, String messageId, String body) throws Exception {
+        AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().contentType("text/plain")
+                .messageId(messageId).deliveryMode(2).headers(Map.of()).build();
+        amqp.basicPublish("", queue, properties, body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String env(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? fallback : value;
+    }
+
+    @Singleton
+    public static class Consumers {
+        final AtomicInteger keys = new AtomicInteger();
+        final AtomicInteger outage = new AtomicInteger();
+
+        @Incoming("keys")
+        @Idempotent
+        void keys(String payload) {
+            keys.incrementAndGet();
+        }
+
+        @Incoming("outage")
+        @Idempotent
+        void outage(String payload) {
+            outage.incrementAndGet();
+        }
+    }
+
+    @Singleton
+    public static class SwitchableStore implements IdempotencyStore {
+        private final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore("test-worker");
+        final AtomicInteger failedClaims = new AtomicInteger();
+        final AtomicInteger duplicateClaims = new AtomicInteger();
+        volatile boolean down;
+
+        @Override
+        public ClaimResult claim(String scope, String key, Duration retention, Duration claimTimeout) {
+            if (down) {
+                failedClaims.incrementAndGet();
+                throw new IllegalStateException("connection refused");
+            }
+            ClaimResult result = delegate.claim(scope, key, retention, claimTimeout);
+            if (result == ClaimResult.DONE) {
+                duplicateClaims.incrementAndGet();
+            }
+            return result;
+        }
+
+        @Override
+        public boolean confirm(String scope, String key, Duration retention) {
+            return delegate.confirm(scope, key, retention);
+        }
+
+        @Override
+        public boolean forget(String scope, String key) {
+            return delegate.forget(scope, key);
+        }
+
+        @Override
+        public void renew(Collection<ScopedKey> keys) {
+            delegate.renew(keys);
+        }
+
+        @Override
+        public int purgeExpired(int limit) {
+            return delegate.purgeExpired(limit);
+        }
+    }
+}
