@@ -23,6 +23,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
     private final ConcurrentHashMap<ScopedKey, Entry> entries;
     private final AtomicInteger claimsSinceSweep;
+    private volatile int sizeAtLastSweep;
     private final String worker;
     private final LongSupplier nanoClock;
 
@@ -141,13 +142,13 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         entries.clear();
     }
 
-    // The window slides without a timer: every so many new claims, expired keys are swept. Sweeping after as many
-    // claims as there are keys keeps the cost per claim constant however large the map grows.
+    // The window slides without a timer: after as many new claims as the store held at the last sweep (at least
+    // MIN_SWEEP_INTERVAL), expired keys are swept, which keeps the cost per claim constant however large it grows.
     private void maybeSweep(long now) {
         int since = claimsSinceSweep.incrementAndGet();
-        if (since >= MIN_SWEEP_INTERVAL && since >= entries.size()) {
-            claimsSinceSweep.set(0);
+        if (since >= Math.max(MIN_SWEEP_INTERVAL, sizeAtLastSweep) && claimsSinceSweep.compareAndSet(since, 0)) {
             purgeExpired(Integer.MAX_VALUE);
+            sizeAtLastSweep = entries.size();
         }
     }
 
