@@ -32,6 +32,7 @@ import io.quarkiverse.idempotency.runtime.InboundMessages;
 import io.quarkiverse.idempotency.runtime.MemoryStoreProducer;
 import io.quarkiverse.idempotency.runtime.WorkerId;
 import io.quarkiverse.idempotency.runtime.jta.IdempotencyTransactionInterceptor;
+import io.quarkiverse.idempotency.runtime.rabbitmq.FailureStrategyCheck;
 import io.quarkiverse.idempotency.runtime.rabbitmq.IdempotencyFailureHandlerFactory;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQMessageIdReader;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
@@ -84,10 +85,13 @@ class IdempotencyProcessor {
         }
         if (rabbitMQPresent()) {
             beans.produce(AdditionalBeanBuildItem.builder()
-                    .addBeanClasses(RabbitMQMessageIdReader.class, IdempotencyFailureHandlerFactory.class)
+                    .addBeanClasses(RabbitMQMessageIdReader.class, IdempotencyFailureHandlerFactory.class,
+                            FailureStrategyCheck.class)
                     .setUnremovable().build());
         }
-        if (storeKind(config, capabilities) == StoreKind.MEMORY) {
+        if (storeKind(config, capabilities) == StoreKind.MEMORY || capabilities.isMissing(Capability.HIBERNATE_ORM)) {
+            // Without Hibernate ORM the database store is a validation error; the memory store keeps ArC from
+            // reporting an unsatisfied store first.
             beans.produce(AdditionalBeanBuildItem.unremovableOf(MemoryStoreProducer.class));
         }
     }

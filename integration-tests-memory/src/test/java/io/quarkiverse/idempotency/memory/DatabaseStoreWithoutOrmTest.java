@@ -1,0 +1,54 @@
+package io.quarkiverse.idempotency.memory;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.spec.JavaArchive;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.deployment.exception.StoreConfigurationException;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * The database store selected in an application without Hibernate ORM fails the build and names the remedy.
+ */
+class DatabaseStoreWithoutOrmTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = new QuarkusUnitTest()
+            .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class).addClasses(Consumer.class))
+            .overrideConfigKey("quarkus.idempotency.store", "database")
+            .assertException(t -> {
+                for (Throwable c = t; c != null; c = c.getCause()) {
+                    for (Throwable s : c.getSuppressed()) {
+                        if (s instanceof StoreConfigurationException && s.getMessage().contains(
+                                "quarkus.idempotency.store=database requires Quarkus Hibernate ORM [quarkus.idempotency.store];"
+                                        + " add quarkus-hibernate-orm-panache")) {
+                            return;
+                        }
+                    }
+                    if (c instanceof StoreConfigurationException && c.getMessage().contains("add quarkus-hibernate-orm")) {
+                        return;
+                    }
+                }
+                throw new AssertionError("expected a StoreConfigurationException naming the remedy", t);
+            });
+
+    @Test
+    void buildFails() {
+        fail("the build must fail");
+    }
+
+    @ApplicationScoped
+    public static class Consumer {
+        @Incoming("in")
+        @Idempotent
+        void handle(String payload) {
+        }
+    }
+}
