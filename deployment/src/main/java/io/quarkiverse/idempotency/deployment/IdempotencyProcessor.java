@@ -15,6 +15,7 @@ import org.jboss.jandex.DotName;
 import org.jboss.jandex.MethodInfo;
 
 import io.quarkiverse.idempotency.Idempotency;
+import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.MessageIdKey;
 import io.quarkiverse.idempotency.deployment.exception.InvalidTableNameException;
@@ -78,7 +79,7 @@ class IdempotencyProcessor {
         beans.produce(AdditionalBeanBuildItem.builder()
                 .addBeanClasses(Idempotent.class, IdempotentMethodIndex.class, IdempotencyInterceptor.class,
                         IdempotencyGuard.class, InboundMessages.class, WorkerId.class, MessageIdKey.class,
-                        Idempotency.class)
+                        Idempotency.class, IdempotencyPurge.class)
                 .setUnremovable().build());
         if (capabilities.isPresent(Capability.TRANSACTIONS)) {
             beans.produce(AdditionalBeanBuildItem.unremovableOf(IdempotencyTransactionInterceptor.class));

@@ -38,6 +38,40 @@ public final class TestApps {
         return test;
     }
 
+    /** The JDBC URL of the test database: the local PostgreSQL unless QUARKUS_DATASOURCE_JDBC_URL says otherwise. */
+    public static String jdbcUrl() {
+        String url = System.getenv("QUARKUS_DATASOURCE_JDBC_URL");
+        return url == null || url.isBlank() ? "jdbc:postgresql://127.0.0.1:5432/test" : url;
+    }
+
+    /** The user of the test database. */
+    public static String jdbcUser() {
+        String user = System.getenv("QUARKUS_DATASOURCE_USERNAME");
+        return user == null || user.isBlank() ? "postgres" : user;
+    }
+
+    /**
+     * An application on the in-memory connector with the database store on the real PostgreSQL, its schema created
+     * by Hibernate ORM.
+     */
+    public static QuarkusUnitTest postgres(String[] incoming, Class<?>... classes) {
+        QuarkusUnitTest test = new QuarkusUnitTest()
+                .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class).addClasses(classes)
+                        .addClasses(Delivered.class, TestApps.class))
+                .overrideConfigKey("quarkus.devservices.enabled", "false")
+                .overrideConfigKey("quarkus.idempotency.store", "database")
+                .overrideConfigKey("quarkus.idempotency.retry-delay", "0s")
+                .overrideConfigKey("quarkus.datasource.db-kind", "postgresql")
+                .overrideConfigKey("quarkus.datasource.username", jdbcUser())
+                .overrideConfigKey("quarkus.datasource.jdbc.url", jdbcUrl())
+                .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "drop-and-create");
+        for (String channel : incoming) {
+            test.overrideConfigKey("mp.messaging.incoming." + channel + ".connector", "smallrye-in-memory")
+                    .overrideConfigKey("mp.messaging.incoming." + channel + ".run-on-vertx-context", "true");
+        }
+        return test;
+    }
+
     /**
      * An application whose build must fail.
      */

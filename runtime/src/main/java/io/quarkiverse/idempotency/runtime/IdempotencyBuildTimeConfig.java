@@ -49,16 +49,11 @@ public interface IdempotencyBuildTimeConfig {
 
         /**
          * The name of the table holding the keys, optionally qualified by a schema ({@code messaging.idempotency}).
-         * Letters, digits and underscores only, starting with a letter or underscore.
+         * Letters, digits and underscores only, starting with a letter or underscore. The table lives in the default
+         * persistence unit's datasource.
          */
         @WithDefault("idempotency_record")
         String table();
-
-        /**
-         * The Hibernate ORM persistence unit the table belongs to.
-         */
-        @WithDefault("<default>")
-        String persistenceUnit();
     }
 
     /**

@@ -1,0 +1,68 @@
+package io.quarkiverse.idempotency;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
+
+/**
+ * Deletes expired keys from the store, in bounded batches. The purge job calls it on schedule
+ * ({@code quarkus.idempotency.purge.every}); call it from code to purge now. Runs never overlap in one process;
+ * instances sharing a database each delete different rows.
+ */
+@Singleton
+public class IdempotencyPurge {
+
+    private static final Logger LOG = Logger.getLogger(IdempotencyPurge.class);
+
+    /**
+     * One finished purge.
+     *
+     * @param finishedAt when it finished
+     * @param deleted how many expired keys it deleted
+     * @param took how long it took
+     */
+    public record Run(Instant finishedAt, long deleted, Duration took) {
+    }
+
+    private final IdempotencyStore store;
+    private final IdempotencyConfig config;
+    private volatile Run lastRun;
+
+    @Inject
+    public IdempotencyPurge(IdempotencyStore store, IdempotencyConfig config) {
+        this.store = store;
+        this.config = config;
+    }
+
+    /**
+     * Deletes every expired key, {@code quarkus.idempotency.purge.batch-size} at a time.
+     *
+     * @return the number of keys deleted
+     */
+    public synchronized long purgeExpired() {
+        long start = System.nanoTime();
+        int batchSize = config.purge().batchSize();
+        long deleted = 0;
+        int batch;
+        do {
+            batch = store.purgeExpired(batchSize);
+            deleted += batch;
+        } while (batch >= batchSize);
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        lastRun = new Run(Instant.now(), deleted, took);
+        LOG.debugf("Purged %d expired idempotency keys in %d ms", deleted, took.toMillis());
+        return deleted;
+    }
+
+    /** @return the last finished purge, if any ran in this process */
+    public Optional<Run> lastRun() {
+        return Optional.ofNullable(lastRun);
+    }
+}

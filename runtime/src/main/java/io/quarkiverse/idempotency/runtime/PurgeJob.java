@@ -1,0 +1,30 @@
+package io.quarkiverse.idempotency.runtime;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import io.quarkiverse.idempotency.IdempotencyPurge;
+import io.quarkus.scheduler.Scheduled;
+
+/**
+ * The scheduled purge of expired keys. Registered at build time only with the database store and
+ * {@code quarkus.idempotency.purge.enabled}; {@code quarkus.idempotency.purge.every=off} stops it at runtime.
+ */
+@Singleton
+public class PurgeJob {
+
+    /** The job's identity in the Quarkus scheduler. */
+    public static final String IDENTITY = "idempotency-purge";
+
+    private final IdempotencyPurge purge;
+
+    @Inject
+    public PurgeJob(IdempotencyPurge purge) {
+        this.purge = purge;
+    }
+
+    @Scheduled(identity = IDENTITY, every = "${quarkus.idempotency.purge.every}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP, skipExecutionIf = Scheduled.ApplicationNotRunning.class)
+    void purge() {
+        purge.purgeExpired();
+    }
+}

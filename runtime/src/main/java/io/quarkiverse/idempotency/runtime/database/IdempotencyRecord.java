@@ -1,0 +1,79 @@
+package io.quarkiverse.idempotency.runtime.database;
+
+import java.time.Instant;
+import java.util.List;
+
+import jakarta.persistence.Column;
+import jakarta.persistence.Entity;
+import jakarta.persistence.EnumType;
+import jakarta.persistence.Enumerated;
+import jakarta.persistence.Id;
+import jakarta.persistence.Index;
+import jakarta.persistence.Table;
+
+import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
+import io.quarkus.panache.common.Sort;
+
+/**
+ * One remembered key: the table behind the database store. Rows are written by the store's statements; this entity
+ * maps them for schema generation and for reading (operations, Dev UI, tests).
+ */
+@Entity
+@Table(name = IdempotencyRecord.DEFAULT_TABLE, indexes = @Index(name = "idempotency_record_expires_at", columnList = "expires_at"))
+public class IdempotencyRecord extends PanacheEntityBase {
+
+    /** The table name unless {@code quarkus.idempotency.database.table} says otherwise. */
+    public static final String DEFAULT_TABLE = "idempotency_record";
+
+    /** The longest stored key; longer scoped keys are stored as a SHA-256 digest. */
+    public static final int KEY_LENGTH = 255;
+
+    /** The state of a key. */
+    public enum State {
+        /** A handler is running (or died): the claim can be taken over once stale. */
+        CLAIMED,
+        /** A handler finished: the message was handled. */
+        CONFIRMED
+    }
+
+    /** The scoped key (scope, ':' and key), or a SHA-256 digest of it when longer than {@link #KEY_LENGTH}. */
+    @Id
+    @Column(name = "scoped_key", length = KEY_LENGTH, nullable = false)
+    public String scopedKey;
+
+    /** The scope, for operators' queries. */
+    @Column(name = "scope", length = KEY_LENGTH, nullable = false)
+    public String scope;
+
+    /** CLAIMED or CONFIRMED. */
+    @Enumerated(EnumType.STRING)
+    @Column(name = "state", length = 16, nullable = false)
+    public State state;
+
+    /** The worker holding (or that held) the claim. */
+    @Column(name = "claimed_by", length = 128)
+    public String claimedBy;
+
+    /** When the key was claimed, last renewed, or confirmed. */
+    @Column(name = "recorded_at", nullable = false)
+    public Instant recordedAt;
+
+    /** When the key may be purged. */
+    @Column(name = "expires_at", nullable = false)
+    public Instant expiresAt;
+
+    /** @return the number of keys in a state */
+    public static long countByState(State state) {
+        return count("state", state);
+    }
+
+    /** @return the oldest live claims first: handlers that are slow, or that died */
+    public static List<IdempotencyRecord> oldestClaims(int limit) {
+        return find("state", Sort.ascending("recordedAt"), State.CLAIMED).page(0, limit).list();
+    }
+
+    /** @return the most recently recorded keys first */
+    public static List<IdempotencyRecord> mostRecent(int limit) {
+        return findAll(Sort.descending("recordedAt")).page(0, limit).list();
+    }
+}

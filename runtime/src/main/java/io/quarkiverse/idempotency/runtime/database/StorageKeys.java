@@ -1,0 +1,46 @@
+package io.quarkiverse.idempotency.runtime.database;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * Turns a scope and a key into the primary key of the table: {@code scope:key}, with {@code \} and {@code :} escaped
+ * in the scope so that no two pairs meet; when that is longer than the column, or could be mistaken for a digest, a
+ * SHA-256 digest of it instead.
+ */
+final class StorageKeys {
+
+    static final String DIGEST_PREFIX = "#sha256:";
+
+    private StorageKeys() {
+    }
+
+    static String of(String scope, String key) {
+        String plain = escape(scope) + ':' + key;
+        if (plain.length() <= IdempotencyRecord.KEY_LENGTH && !plain.startsWith(DIGEST_PREFIX)) {
+            return plain;
+        }
+        return DIGEST_PREFIX + HexFormat.of().formatHex(sha256(plain));
+    }
+
+    static String scopeColumn(String scope) {
+        return scope.length() <= IdempotencyRecord.KEY_LENGTH ? scope : scope.substring(0, IdempotencyRecord.KEY_LENGTH);
+    }
+
+    private static String escape(String scope) {
+        if (scope.indexOf(':') < 0 && scope.indexOf('\\') < 0) {
+            return scope;
+        }
+        return scope.replace("\\", "\\\\").replace(":", "\\:");
+    }
+
+    private static byte[] sha256(String s) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required of every JVM", e);
+        }
+    }
+}
