@@ -1,0 +1,201 @@
+package io.quarkiverse.idempotency.test.database;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+import jakarta.transaction.Transactional;
+
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.spi.Connector;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.ClaimLostException;
+import io.quarkiverse.idempotency.DeliveryInProgressException;
+import io.quarkiverse.idempotency.HandlerRolledBackException;
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.test.Delivered;
+import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.reactive.messaging.annotations.Blocking;
+import io.smallrye.reactive.messaging.memory.InMemoryConnector;
+
+/**
+ * A @Transactional handler writing a business row, on the real PostgreSQL: the key is confirmed in the handler's
+ * transaction, and every way that transaction can end leaves the two writes consistent.
+ */
+class TransactionalHandlerTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[] { "charges", "slow" }, Charger.class,
+            Charge.class);
+
+    @Inject
+    @Connector("smallrye-in-memory")
+    InMemoryConnector connector;
+
+    @Inject
+    Charger charger;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @BeforeEach
+    void clean() throws SQLException {
+        execute("DELETE FROM idempotency_record");
+        execute("DELETE FROM test_charge");
+        charger.mode = Mode.OK;
+    }
+
+    @Test
+    void successCommitsTheBusinessRowAndTheConfirmedKeyTogether() throws SQLException {
+        Delivered<String> d = send("charges", Delivered.withId("m-1", "A-1"));
+        assertEquals(1, d.acks());
+        assertEquals("1", query("SELECT count(*)::text FROM test_charge WHERE order_id = 'A-1'"));
+        assertEquals("CONFIRMED", query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-1'"));
+
+        Delivered<String> duplicate = send("charges", Delivered.withId("m-1", "A-1"));
+        assertEquals(1, duplicate.acks());
+        assertEquals("1", query("SELECT count(*)::text FROM test_charge"));
+    }
+
+    @Test
+    void exceptionRollsBackBothAndForgetsTheClaim() throws SQLException {
+        charger.mode = Mode.THROW;
+        Delivered<String> d = send("charges", Delivered.withId("m-2", "A-2"));
+        assertEquals("card declined", d.nacks().get(0).getMessage());
+        assertEquals("0", query("SELECT count(*)::text FROM test_charge"));
+        assertNull(query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-2'"), "claim gone");
+
+        charger.mode = Mode.OK;
+        assertEquals(1, send("charges", Delivered.withId("m-2", "A-2")).acks(), "the retry runs");
+        assertEquals("1", query("SELECT count(*)::text FROM test_charge"));
+    }
+
+    @Test
+    void setRollbackOnlyWithoutExceptionRollsBackBothAndForgetsTheClaim() throws SQLException {
+        charger.mode = Mode.ROLLBACK_ONLY;
+        Delivered<String> d = send("charges", Delivered.withId("m-3", "A-3"));
+        assertInstanceOf(HandlerRolledBackException.class, d.nacks().get(0));
+        assertEquals("0", query("SELECT count(*)::text FROM test_charge"));
+        assertNull(query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-3'"), "claim gone");
+    }
+
+    @Test
+    void takeoverDuringTheHandlerRollsTheBusinessRowBack() throws SQLException {
+        charger.mode = Mode.STOLEN;
+        Delivered<String> d = send("charges", Delivered.withId("m-4", "A-4"));
+        assertInstanceOf(ClaimLostException.class, d.nacks().get(0));
+        assertEquals("0", query("SELECT count(*)::text FROM test_charge"), "business row rolled back");
+        assertEquals("thief", query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 'charges:m-4'"),
+                "the new owner's claim is untouched");
+        assertEquals("CLAIMED", query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-4'"));
+    }
+
+    @Test
+    void aSlowLiveHandlerIsRenewedNotTakenOver() throws Exception {
+        Delivered<String> first = Delivered.withId("s-1", "S-1");
+        connector.source("slow").send(first.message());
+        assertEquals(true, charger.slowStarted.await(10, TimeUnit.SECONDS));
+        String claimedAt = query("SELECT extract(epoch FROM recorded_at)::text FROM idempotency_record"
+                + " WHERE scoped_key = 'slow:s-1'");
+        // Wait until the claim was renewed past twice its 1s timeout: without renewal it would be stale by then.
+        await().atMost(Duration.ofSeconds(15)).until(() -> Double.parseDouble(query(
+                "SELECT extract(epoch FROM recorded_at)::text FROM idempotency_record WHERE scoped_key = 'slow:s-1'"))
+                - Double.parseDouble(claimedAt) >= 2.0);
+
+        Delivered<String> second = send("slow", Delivered.withId("s-1", "S-1"));
+        assertInstanceOf(DeliveryInProgressException.class, second.nacks().get(0));
+        assertEquals(1, charger.slowRuns.get(), "not taken over while alive");
+
+        charger.slowRelease.countDown();
+        await().until(first::settled);
+        assertEquals(1, first.acks());
+        assertEquals("CONFIRMED", query("SELECT state FROM idempotency_record WHERE scoped_key = 'slow:s-1'"));
+    }
+
+    private Delivered<String> send(String channel, Delivered<String> d) {
+        connector.source(channel).send(d.message());
+        await().atMost(Duration.ofSeconds(15)).until(d::settled);
+        return d;
+    }
+
+    private void execute(String sql) throws SQLException {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    private String query(String sql) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
+            return rs.next() ? rs.getString(1) : null;
+        }
+    }
+
+    enum Mode {
+        OK,
+        THROW,
+        ROLLBACK_ONLY,
+        STOLEN
+    }
+
+    @Singleton
+    public static class Charger {
+        volatile Mode mode = Mode.OK;
+        final CountDownLatch slowStarted = new CountDownLatch(1);
+        final CountDownLatch slowRelease = new CountDownLatch(1);
+        final AtomicInteger slowRuns = new AtomicInteger();
+
+        @Inject
+        EntityManager entityManager;
+
+        @Inject
+        TransactionSynchronizationRegistry transactions;
+
+        @Incoming("charges")
+        @Idempotent
+        @Transactional
+        void charge(String orderId) {
+            Charge.of(orderId).persistAndFlush();
+            switch (mode) {
+                case THROW -> throw new IllegalStateException("card declined");
+                case ROLLBACK_ONLY -> transactions.setRollbackOnly();
+                case STOLEN -> QuarkusTransaction.requiringNew().run(() -> entityManager.createNativeQuery(
+                        "UPDATE idempotency_record SET claimed_by = 'thief' WHERE scope = 'charges'").executeUpdate());
+                case OK -> {
+                }
+            }
+        }
+
+        @Incoming("slow")
+        @Idempotent(claimTimeout = "1s")
+        @Blocking(ordered = false)
+        @Transactional
+        void slow(String orderId) throws InterruptedException {
+            slowRuns.incrementAndGet();
+            slowStarted.countDown();
+            slowRelease.await(30, TimeUnit.SECONDS);
+            Charge.of(orderId).persist();
+        }
+    }
+}
