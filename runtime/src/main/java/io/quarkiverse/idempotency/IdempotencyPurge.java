@@ -10,6 +10,7 @@ import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
+import io.quarkiverse.idempotency.runtime.IdempotencyMetrics;
 
 /**
  * Deletes expired keys from the store, in bounded batches. The purge job calls it on schedule
@@ -33,12 +34,14 @@ public class IdempotencyPurge {
 
     private final IdempotencyStore store;
     private final IdempotencyConfig config;
+    private final IdempotencyMetrics metrics;
     private volatile Run lastRun;
 
     @Inject
-    public IdempotencyPurge(IdempotencyStore store, IdempotencyConfig config) {
+    public IdempotencyPurge(IdempotencyStore store, IdempotencyConfig config, IdempotencyMetrics metrics) {
         this.store = store;
         this.config = config;
+        this.metrics = metrics;
     }
 
     /**
@@ -54,6 +57,7 @@ public class IdempotencyPurge {
         do {
             batch = store.purgeExpired(batchSize);
             deleted += batch;
+            metrics.purged(batch);
         } while (batch >= batchSize);
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         lastRun = new Run(Instant.now(), deleted, took);

@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Optional;
 
 /**
  * Remembers which keys were handled. Supply a bean of this type to replace the built-in stores.
@@ -58,6 +59,22 @@ public interface IdempotencyStore {
      * @return the number of keys deleted
      */
     int purgeExpired(int limit);
+
+    /**
+     * @return the age of the oldest unconfirmed claim, for monitoring; empty when there is none or the store cannot
+     *         tell
+     */
+    default Optional<Duration> oldestClaimAge() {
+        return Optional.empty();
+    }
+
+    /**
+     * Checks that the store can be used (reachable, its table present), for health checks.
+     *
+     * @throws RuntimeException describing what is wrong
+     */
+    default void check() {
+    }
 
     /**
      * @return whether {@link #confirm} called inside an active JTA transaction is written in that transaction (a

@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -78,7 +79,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             return existing;
         });
         if (result[0] == ClaimResult.NEW) {
-            maybeSweep(now);
+            maybeSweep();
         }
         return result[0];
     }
@@ -132,6 +133,20 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         return removed;
     }
 
+    @Override
+    public Optional<Duration> oldestClaimAge() {
+        long now = nanoClock.getAsLong();
+        long oldest = Long.MAX_VALUE;
+        boolean found = false;
+        for (Entry e : entries.values()) {
+            if (!e.confirmed && e.expiresAt - now > 0 && (!found || e.renewedAt - oldest < 0)) {
+                oldest = e.renewedAt;
+                found = true;
+            }
+        }
+        return found ? Optional.of(Duration.ofNanos(now - oldest)) : Optional.empty();
+    }
+
     /** @return the number of keys held, expired ones not yet swept included */
     public int size() {
         return entries.size();
@@ -144,7 +159,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
     // The window slides without a timer: after as many new claims as the store held at the last sweep (at least
     // MIN_SWEEP_INTERVAL), expired keys are swept, which keeps the cost per claim constant however large it grows.
-    private void maybeSweep(long now) {
+    private void maybeSweep() {
         int since = claimsSinceSweep.incrementAndGet();
         if (since >= Math.max(MIN_SWEEP_INTERVAL, sizeAtLastSweep) && claimsSinceSweep.compareAndSet(since, 0)) {
             purgeExpired(Integer.MAX_VALUE);

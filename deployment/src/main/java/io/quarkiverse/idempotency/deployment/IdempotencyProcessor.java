@@ -31,8 +31,11 @@ import io.quarkiverse.idempotency.runtime.IdempotentMethodInfo;
 import io.quarkiverse.idempotency.runtime.IdempotentMethods;
 import io.quarkiverse.idempotency.runtime.InboundMessages;
 import io.quarkiverse.idempotency.runtime.MemoryStoreProducer;
+import io.quarkiverse.idempotency.runtime.NoopMetricsProducer;
 import io.quarkiverse.idempotency.runtime.WorkerId;
+import io.quarkiverse.idempotency.runtime.health.IdempotencyStoreHealthCheck;
 import io.quarkiverse.idempotency.runtime.jta.IdempotencyTransactionInterceptor;
+import io.quarkiverse.idempotency.runtime.micrometer.MicrometerIdempotencyMetrics;
 import io.quarkiverse.idempotency.runtime.rabbitmq.FailureStrategyCheck;
 import io.quarkiverse.idempotency.runtime.rabbitmq.IdempotencyFailureHandlerFactory;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQMessageIdReader;
@@ -59,6 +62,7 @@ class IdempotencyProcessor {
 
     private static final String FEATURE = "idempotency";
     private static final String RABBITMQ_CONNECTOR = "smallrye-rabbitmq";
+    private static final String MICROMETER_REGISTRY_CLASS = "io.micrometer.core.instrument.MeterRegistry";
     private static final String RABBITMQ_CONNECTOR_CLASS = "io.smallrye.reactive.messaging.rabbitmq.RabbitMQConnector";
     private static final Pattern TABLE_NAME = Pattern
             .compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
@@ -79,8 +83,14 @@ class IdempotencyProcessor {
         beans.produce(AdditionalBeanBuildItem.builder()
                 .addBeanClasses(Idempotent.class, IdempotentMethodIndex.class, IdempotencyInterceptor.class,
                         IdempotencyGuard.class, InboundMessages.class, WorkerId.class, MessageIdKey.class,
-                        Idempotency.class, IdempotencyPurge.class)
+                        Idempotency.class, IdempotencyPurge.class, NoopMetricsProducer.class)
                 .setUnremovable().build());
+        if (capabilities.isPresent(Capability.METRICS) && classPresent(MICROMETER_REGISTRY_CLASS)) {
+            beans.produce(AdditionalBeanBuildItem.unremovableOf(MicrometerIdempotencyMetrics.class));
+        }
+        if (capabilities.isPresent(Capability.SMALLRYE_HEALTH)) {
+            beans.produce(AdditionalBeanBuildItem.unremovableOf(IdempotencyStoreHealthCheck.class));
+        }
         if (capabilities.isPresent(Capability.TRANSACTIONS)) {
             beans.produce(AdditionalBeanBuildItem.unremovableOf(IdempotencyTransactionInterceptor.class));
         }
@@ -221,8 +231,12 @@ class IdempotencyProcessor {
     }
 
     private static boolean rabbitMQPresent() {
+        return classPresent(RABBITMQ_CONNECTOR_CLASS);
+    }
+
+    private static boolean classPresent(String name) {
         try {
-            Class.forName(RABBITMQ_CONNECTOR_CLASS, false, Thread.currentThread().getContextClassLoader());
+            Class.forName(name, false, Thread.currentThread().getContextClassLoader());
             return true;
         } catch (ClassNotFoundException | LinkageError e) {
             return false;

@@ -15,6 +15,7 @@ public final class Delivery {
     public static final String CONTEXT_KEY = Delivery.class.getName();
 
     private final MethodPlan plan;
+    private final String channel;
     private final ScopedKey key;
     private final ClaimResult claim;
     private final AtomicBoolean settled = new AtomicBoolean();
@@ -23,8 +24,9 @@ public final class Delivery {
     private volatile boolean claimLost;
     private volatile Boolean committed;
 
-    Delivery(MethodPlan plan, ScopedKey key, ClaimResult claim, long now) {
+    Delivery(MethodPlan plan, String channel, ScopedKey key, ClaimResult claim, long now) {
         this.plan = plan;
+        this.channel = channel;
         this.key = key;
         this.claim = claim;
         this.renewedAt = now;
@@ -32,6 +34,10 @@ public final class Delivery {
 
     public MethodPlan plan() {
         return plan;
+    }
+
+    public String channel() {
+        return channel;
     }
 
     public ScopedKey key() {

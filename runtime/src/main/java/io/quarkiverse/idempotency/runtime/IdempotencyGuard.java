@@ -28,12 +28,15 @@ public class IdempotencyGuard {
     private final IdempotencyStore store;
     private final ClaimRenewer renewer;
     private final MessageIdKey messageIds;
+    private final IdempotencyMetrics metrics;
 
     @Inject
-    public IdempotencyGuard(IdempotencyStore store, IdempotentMethods methods, MessageIdKey messageIds) {
+    public IdempotencyGuard(IdempotencyStore store, IdempotentMethods methods, MessageIdKey messageIds,
+            IdempotencyMetrics metrics) {
         this.store = store;
         this.renewer = new ClaimRenewer(store, methods.shortestClaimTimeout());
         this.messageIds = messageIds;
+        this.metrics = metrics;
     }
 
     /** @return the broker's message id, or {@code null} */
@@ -59,21 +62,33 @@ public class IdempotencyGuard {
         try {
             key = plan.keyFunction().key(payload, metadata);
         } catch (RuntimeException e) {
+            metrics.delivery(channel, Outcome.KEY_MISSING);
             throw keyMissing(plan, metadata, "its key function failed: " + e, e);
         }
         if (key == null || key.isBlank()) {
+            metrics.delivery(channel, Outcome.KEY_MISSING);
             throw keyMissing(plan, metadata, "its key function found no key", null);
         }
         ScopedKey scoped = new ScopedKey(scope, key);
         ClaimResult claim;
+        long start = System.nanoTime();
         try {
             claim = store.claim(scope, key, plan.retention(), plan.claimTimeout());
         } catch (RuntimeException e) {
+            metrics.delivery(channel, Outcome.STORE_ERROR);
             LOG.warnf("The idempotency store failed to claim key '%s' for %s; the message will be retried: %s", scoped,
                     plan.description(), e.toString());
             throw new StoreUnavailableException(scoped, e);
         }
-        Delivery delivery = new Delivery(plan, scoped, claim, System.nanoTime());
+        long now = System.nanoTime();
+        metrics.claimLatency(now - start);
+        metrics.delivery(channel, switch (claim) {
+            case NEW -> Outcome.FIRST;
+            case TAKEN_OVER -> Outcome.TAKEOVER;
+            case DONE -> Outcome.DUPLICATE;
+            case BUSY -> Outcome.BUSY;
+        });
+        Delivery delivery = new Delivery(plan, channel, scoped, claim, now);
         if (claim.claimed()) {
             if (claim == ClaimResult.TAKEN_OVER) {
                 LOG.infof("Took over the stale claim on key '%s' for %s (its previous owner did not finish within %s)",
@@ -127,6 +142,7 @@ public class IdempotencyGuard {
             throw new ClaimLostException(key);
         }
         if (delivery.isRolledBack()) {
+            metrics.delivery(delivery.channel(), Outcome.FAILED);
             forget(delivery);
             throw new HandlerRolledBackException(key);
         }
@@ -151,10 +167,13 @@ public class IdempotencyGuard {
      */
     public void failed(Delivery delivery, Throwable failure) {
         renewer.untrack(delivery);
-        if (!delivery.settle() || delivery.isClaimLost()) {
+        if (!delivery.settle()) {
             return;
         }
-        forget(delivery);
+        metrics.delivery(delivery.channel(), Outcome.FAILED);
+        if (!delivery.isClaimLost()) {
+            forget(delivery);
+        }
     }
 
     private void forget(Delivery delivery) {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Optional;
 
 import org.hibernate.Session;
 
@@ -28,6 +29,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     private final String forgetSql;
     private final String renewSql;
     private final String purgeSql;
+    private final String oldestClaimSql;
+    private final String checkSql;
 
     public DatabaseIdempotencyStore(String table, String worker) {
         this.worker = worker;
@@ -53,6 +56,21 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         // SKIP LOCKED: instances purging at once take different rows instead of waiting for each other.
         this.purgeSql = "DELETE FROM " + table + " WHERE scoped_key IN (SELECT scoped_key FROM " + table
                 + " WHERE expires_at < now() ORDER BY expires_at LIMIT :limit FOR UPDATE SKIP LOCKED)";
+        this.oldestClaimSql = "SELECT extract(epoch FROM now() - min(recorded_at))::float8 FROM " + table
+                + " WHERE state = 'CLAIMED'";
+        this.checkSql = "SELECT 1 FROM " + table + " WHERE 1 = 0";
+    }
+
+    @Override
+    public Optional<Duration> oldestClaimAge() {
+        Number seconds = QuarkusTransaction.requiringNew().call(() -> (Number) session()
+                .createNativeQuery(oldestClaimSql, Double.class).getSingleResultOrNull());
+        return seconds == null ? Optional.empty() : Optional.of(Duration.ofMillis((long) (seconds.doubleValue() * 1000)));
+    }
+
+    @Override
+    public void check() {
+        QuarkusTransaction.requiringNew().run(() -> session().createNativeQuery(checkSql, Integer.class).getResultList());
     }
 
     @Override

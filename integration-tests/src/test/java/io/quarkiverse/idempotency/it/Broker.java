@@ -1,0 +1,113 @@
+package io.quarkiverse.idempotency.it;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+
+import org.awaitility.Awaitility;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+
+/**
+ * The test's own AMQP connection to the real RabbitMQ: publishes payments and reads queue depths.
+ */
+public final class Broker implements AutoCloseable {
+
+    public static final String EXCHANGE = "payments";
+    public static final String QUEUE = "payments";
+    public static final String DLQ = "payments.dlq";
+    public static final String AUDIT_QUEUE = "payments-audit";
+
+    private final Connection connection;
+    private final Channel channel;
+
+    public Broker() {
+        try {
+            ConnectionFactory factory = new ConnectionFactory();
+            factory.setHost(env("RABBITMQ_HOST", "127.0.0.1"));
+            factory.setPort(Integer.parseInt(env("RABBITMQ_PORT", "5672")));
+            factory.setUsername(env("RABBITMQ_USERNAME", "guest"));
+            factory.setPassword(env("RABBITMQ_PASSWORD", "guest"));
+            this.connection = factory.newConnection("idempotency-it");
+            this.channel = connection.createChannel();
+            channel.confirmSelect();
+        } catch (Exception e) {
+            throw new IllegalStateException("RabbitMQ does not answer", e);
+        }
+    }
+
+    /** Waits until the application has declared the queues, then empties them. */
+    public void reset() {
+        for (String queue : new String[] { QUEUE, DLQ, AUDIT_QUEUE, AUDIT_QUEUE + ".dlq" }) {
+            Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+                try (Channel c = connection.createChannel()) {
+                    c.queuePurge(queue);
+                    return true;
+                }
+            });
+        }
+    }
+
+    /** Publishes to the payments exchange (both the payments and the audit queue get it). */
+    public void publish(String messageId, String json) {
+        send(EXCHANGE, "payment", messageId, json);
+    }
+
+    /** Publishes straight to the payments queue only. */
+    public void publishToQueue(String messageId, String json) {
+        send("", QUEUE, messageId, json);
+    }
+
+    public static String payment(String orderId, long amountCents) {
+        return orderId == null ? "{\"amountCents\": " + amountCents + "}"
+                : "{\"orderId\": \"" + orderId + "\", \"amountCents\": " + amountCents + "}";
+    }
+
+    private void send(String exchange, String routingKey, String messageId, String json) {
+        AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().contentType("application/json")
+                .messageId(messageId).deliveryMode(2).headers(Map.of()).build();
+        try {
+            synchronized (channel) {
+                channel.basicPublish(exchange, routingKey, properties, json.getBytes(StandardCharsets.UTF_8));
+                channel.waitForConfirmsOrDie(10_000);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** @return messages ready in a queue (not counting those delivered and not yet acked) */
+    public long ready(String queue) {
+        try (Channel c = connection.createChannel()) {
+            return c.queueDeclarePassive(queue).getMessageCount();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** @return consumers attached to a queue */
+    public int consumers(String queue) {
+        try (Channel c = connection.createChannel()) {
+            return c.queueDeclarePassive(queue).getConsumerCount();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            connection.close();
+        } catch (Exception e) {
+            // closing anyway
+        }
+    }
+
+    static String env(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? fallback : value;
+    }
+}

@@ -1,0 +1,71 @@
+package io.quarkiverse.idempotency.it;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * The test's own JDBC view of the database: charges, audit entries, idempotency keys.
+ */
+public final class Ledger {
+
+    private Ledger() {
+    }
+
+    public static String url() {
+        return Broker.env("QUARKUS_DATASOURCE_JDBC_URL", "jdbc:postgresql://127.0.0.1:5432/test");
+    }
+
+    public static String user() {
+        return Broker.env("QUARKUS_DATASOURCE_USERNAME", "postgres");
+    }
+
+    /** Forgets every charge, audit entry and key of the demo's channels. */
+    public static void reset() {
+        execute("DELETE FROM charge");
+        execute("DELETE FROM payment_audit");
+        execute("DELETE FROM idempotency_record WHERE scope IN ('payments', 'payments-audit')");
+    }
+
+    public static long charges() {
+        return count("SELECT count(*) FROM charge");
+    }
+
+    public static long charges(String orderId) {
+        return count("SELECT count(*) FROM charge WHERE order_id = '" + orderId.replace("'", "''") + "'");
+    }
+
+    public static long distinctChargedOrders() {
+        return count("SELECT count(DISTINCT order_id) FROM charge");
+    }
+
+    public static long auditEntries() {
+        return count("SELECT count(*) FROM payment_audit");
+    }
+
+    public static long claims() {
+        return count("SELECT count(*) FROM idempotency_record WHERE state = 'CLAIMED' AND scope = 'payments'");
+    }
+
+    public static long count(String sql) {
+        try (Connection c = DriverManager.getConnection(url(), user(), Broker.env("QUARKUS_DATASOURCE_PASSWORD", ""));
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public static void execute(String sql) {
+        try (Connection c = DriverManager.getConnection(url(), user(), Broker.env("QUARKUS_DATASOURCE_PASSWORD", ""));
+                Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package io.quarkiverse.idempotency.it;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.test.junit.QuarkusTest;
+
+/**
+ * The demo application on the real RabbitMQ and PostgreSQL.
+ */
+@QuarkusTest
+class PaymentsTest {
+
+    static Broker broker;
+
+    @Inject
+    FlakyGateway gateway;
+
+    @Inject
+    MeterRegistry metrics;
+
+    @BeforeAll
+    static void connect() {
+        broker = new Broker();
+    }
+
+    @AfterAll
+    static void disconnect() {
+        broker.close();
+    }
+
+    @BeforeEach
+    void reset() {
+        broker.reset();
+        gateway.reset();
+        Ledger.reset();
+    }
+
+    @Test
+    void onePaymentPublishedThreeTimesIsChargedOnceAndAckedThreeTimes() {
+        double firstBefore = deliveries("first");
+        double duplicatesBefore = deliveries("duplicate");
+        String id = UUID.randomUUID().toString();
+        for (int i = 0; i < 3; i++) {
+            broker.publishToQueue(id, Broker.payment("A-1", 1299));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> deliveries("first") - firstBefore
+                + deliveries("duplicate") - duplicatesBefore == 3 && broker.ready(Broker.QUEUE) == 0);
+        assertEquals(1, Ledger.charges("A-1"), "one charge");
+        assertEquals(1, deliveries("first") - firstBefore);
+        assertEquals(2, deliveries("duplicate") - duplicatesBefore, "the other two acked as duplicates");
+        assertEquals(0, broker.ready(Broker.DLQ));
+        await().atMost(Duration.ofSeconds(5)).until(() -> Ledger.claims() == 0);
+    }
+
+    @Test
+    void sameOrderUnderTwoMessageIdsIsChargedOnce() {
+        broker.publishToQueue("m-" + UUID.randomUUID(), Broker.payment("A-2", 500));
+        broker.publishToQueue("m-" + UUID.randomUUID(), Broker.payment("A-2", 500));
+        await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("A-2") == 1 && deliveries("duplicate") > 0
+                && broker.ready(Broker.QUEUE) == 0);
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> Ledger.charges("A-2") == 1);
+    }
+
+    @Test
+    void sameMessageIdOnTwoQueuesRunsEachConsumerOnce() {
+        String id = UUID.randomUUID().toString();
+        broker.publish(id, Broker.payment("A-3", 700));
+        broker.publish(id, Broker.payment("A-3", 700));
+        await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("A-3") == 1 && Ledger.auditEntries() == 1
+                && broker.ready(Broker.QUEUE) == 0 && broker.ready(Broker.AUDIT_QUEUE) == 0);
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+                .until(() -> Ledger.charges("A-3") == 1 && Ledger.auditEntries() == 1);
+    }
+
+    @Test
+    void handlerFailsOnceThenSucceedsOnRedelivery() {
+        gateway.failFirst("A-4", 1);
+        broker.publishToQueue(UUID.randomUUID().toString(), Broker.payment("A-4", 900));
+        await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("A-4") == 1);
+        assertEquals(2, gateway.calls("A-4"), "the redelivery really ran");
+        assertEquals(0, broker.ready(Broker.DLQ));
+    }
+
+    @Test
+    void paymentWithoutOrderIdIsDeadLetteredAndNeverCharged() {
+        broker.publishToQueue(UUID.randomUUID().toString(), Broker.payment(null, 100));
+        await().atMost(Duration.ofSeconds(20)).until(() -> broker.ready(Broker.DLQ) == 1);
+        assertEquals(0, Ledger.charges());
+    }
+
+    @Test
+    void secondDeliveryWhileTheFirstRunsIsNotAckedEarlyAndChargesOnce() throws InterruptedException {
+        double busyBefore = deliveries("busy");
+        CountDownLatch release = gateway.hold("A-5");
+        String id = UUID.randomUUID().toString();
+        broker.publishToQueue(id, Broker.payment("A-5", 1000));
+        assertTrue(gateway.awaitStarted("A-5"));
+        broker.publishToQueue(id, Broker.payment("A-5", 1000));
+        await().atMost(Duration.ofSeconds(20)).until(() -> deliveries("busy") - busyBefore >= 1);
+        assertEquals(1, gateway.calls("A-5"), "the second delivery did not run");
+        assertEquals(0, Ledger.charges("A-5"), "nothing committed yet");
+
+        release.countDown();
+        await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("A-5") == 1 && broker.ready(Broker.QUEUE) == 0
+                && deliveries("duplicate") > 0);
+        assertEquals(1, gateway.calls("A-5"));
+        assertEquals(0, broker.ready(Broker.DLQ), "a busy delivery is never dead-lettered");
+    }
+
+    private double deliveries(String outcome) {
+        var counter = metrics.find("idempotency.deliveries").tag("channel", "payments").tag("outcome", outcome)
+                .counter();
+        return counter == null ? 0 : counter.count();
+    }
+}
