@@ -1,0 +1,106 @@
+package io.quarkiverse.idempotency.it;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+
+/**
+ * Outages mid-stream, through TCP proxies in front of the shared PostgreSQL and RabbitMQ: nothing lost, nothing twice.
+ */
+@QuarkusTest
+@TestProfile(ProxiedServices.class)
+class FaultsTest {
+
+    static Broker broker;
+
+    @Inject
+    FlakyGateway gateway;
+
+    @Inject
+    MeterRegistry metrics;
+
+    @BeforeAll
+    static void connect() {
+        broker = new Broker();
+    }
+
+    @AfterAll
+    static void disconnect() {
+        broker.close();
+    }
+
+    @BeforeEach
+    void reset() throws Exception {
+        ProxiedServices.database.restore();
+        ProxiedServices.broker.restore();
+        broker.reset();
+        gateway.reset();
+        Ledger.reset();
+    }
+
+    @Test
+    void databaseOutageRequeuesEverythingAndChargesEachOnceAfterRecovery() throws Exception {
+        List<String> ids = publish("DB", 0, 20);
+        await().atMost(Duration.ofSeconds(30)).until(() -> Ledger.charges() == 20);
+
+        double storeErrorsBefore = deliveries("store-error");
+        ProxiedServices.database.cut();
+        ids.addAll(publish("DB", 20, 40));
+        for (int i = 0; i < 5; i++) {
+            broker.publishToQueue(ids.get(i), Broker.payment("DB-" + i, 100)); // redeliveries of handled ones
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> deliveries("store-error") - storeErrorsBefore >= 10);
+        assertEquals(0, broker.ready(Broker.DLQ), "a store outage never dead-letters");
+
+        ProxiedServices.database.restore();
+        await().atMost(Duration.ofSeconds(60)).until(() -> Ledger.distinctChargedOrders() == 40
+                && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0 && deliveries("duplicate") >= 5);
+        assertEquals(40, Ledger.charges(), "each payment charged exactly once");
+        assertEquals(0, broker.ready(Broker.DLQ));
+    }
+
+    @Test
+    void brokerConnectionDropMidStreamLosesNothingAndChargesNothingTwice() throws Exception {
+        publish("MQ", 0, 150);
+        await().atMost(Duration.ofSeconds(30)).until(() -> Ledger.charges() >= 30);
+        ProxiedServices.broker.cut();
+        long chargedAtCut = Ledger.charges();
+        ProxiedServices.broker.restore();
+        await().atMost(Duration.ofSeconds(90)).until(() -> Ledger.distinctChargedOrders() == 150
+                && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0);
+        assertEquals(150, Ledger.charges(), "each payment charged exactly once (" + chargedAtCut
+                + " were charged when the connection dropped)");
+        assertEquals(0, broker.ready(Broker.DLQ));
+    }
+
+    private List<String> publish(String prefix, int from, int to) {
+        List<String> ids = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            String id = UUID.randomUUID().toString();
+            ids.add(id);
+            broker.publishToQueue(id, Broker.payment(prefix + "-" + i, 100));
+        }
+        return ids;
+    }
+
+    private double deliveries(String outcome) {
+        var counter = metrics.find("idempotency.deliveries").tag("channel", "payments").tag("outcome", outcome)
+                .counter();
+        return counter == null ? 0 : counter.count();
+    }
+}

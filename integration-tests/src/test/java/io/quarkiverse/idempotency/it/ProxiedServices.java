@@ -1,0 +1,64 @@
+package io.quarkiverse.idempotency.it;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+
+import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
+import io.quarkus.test.junit.QuarkusTestProfile;
+
+/**
+ * Runs the application behind TCP proxies to PostgreSQL and RabbitMQ, which the fault tests cut and restore.
+ */
+public class ProxiedServices implements QuarkusTestProfile {
+
+    static volatile TcpProxy database;
+    static volatile TcpProxy broker;
+
+    @Override
+    public Map<String, String> getConfigOverrides() {
+        return Map.of(
+                // Outages are short here: a claim orphaned by a failed commit is taken over quickly.
+                "quarkus.idempotency.claim-timeout", "3s",
+                "quarkus.idempotency.retry-delay", "300ms",
+                "quarkus.datasource.jdbc.acquisition-timeout", "2s",
+                "mp.messaging.incoming.payments.reconnect-interval", "1",
+                "mp.messaging.incoming.payments-audit.reconnect-interval", "1",
+                "demo.gateway.latency", "20ms");
+    }
+
+    @Override
+    public List<TestResourceEntry> testResources() {
+        return List.of(new TestResourceEntry(Proxies.class));
+    }
+
+    public static class Proxies implements QuarkusTestResourceLifecycleManager {
+
+        @Override
+        public Map<String, String> start() {
+            try {
+                String dbUrl = Ledger.url();
+                java.net.URI uri = java.net.URI.create(dbUrl.substring("jdbc:".length()));
+                database = new TcpProxy(uri.getHost(), uri.getPort() < 0 ? 5432 : uri.getPort());
+                broker = new TcpProxy(Broker.env("RABBITMQ_HOST", "127.0.0.1"),
+                        Integer.parseInt(Broker.env("RABBITMQ_PORT", "5672")));
+                String proxiedUrl = "jdbc:postgresql://127.0.0.1:" + database.port() + uri.getPath();
+                return Map.of("quarkus.datasource.jdbc.url", proxiedUrl,
+                        "rabbitmq-host", "127.0.0.1",
+                        "rabbitmq-port", String.valueOf(broker.port()));
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public void stop() {
+            if (database != null) {
+                database.close();
+            }
+            if (broker != null) {
+                broker.close();
+            }
+        }
+    }
+}
