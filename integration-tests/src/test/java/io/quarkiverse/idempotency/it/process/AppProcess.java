@@ -1,0 +1,115 @@
+package io.quarkiverse.idempotency.it.process;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.awaitility.Awaitility;
+
+/**
+ * The packaged demo application ({@code target/quarkus-app/quarkus-run.jar}) as a separate process, as it runs in
+ * production, which a test can kill with SIGKILL.
+ */
+final class AppProcess implements AutoCloseable {
+
+    private static final Pattern LISTENING = Pattern.compile("Listening on: http://[^:]+:(\\d+)");
+
+    private final String name;
+    private final Process process;
+    private final Path log;
+
+    private AppProcess(String name, Process process, Path log) {
+        this.name = name;
+        this.process = process;
+        this.log = log;
+    }
+
+    static AppProcess start(String name, Map<String, String> env) throws IOException {
+        Path jar = Path.of("target", "quarkus-app", "quarkus-run.jar");
+        if (!Files.exists(jar)) {
+            throw new IllegalStateException(jar.toAbsolutePath() + " is missing: package the application first");
+        }
+        Path log = Path.of("target", name + ".log");
+        List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElse("java"));
+        command.add("-jar");
+        command.add(jar.toString());
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        builder.environment().put("QUARKUS_HTTP_PORT", "0");
+        builder.environment().putAll(env);
+        AppProcess app = new AppProcess(name, builder.start(), log);
+        Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
+            if (!app.process.isAlive()) {
+                throw new IllegalStateException(name + " exited at startup; see " + log.toAbsolutePath());
+            }
+            return app.logText().contains("Installed features");
+        });
+        return app;
+    }
+
+    /** SIGKILL: no shutdown hook, no graceful stop, unacked messages and claims left as they are. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor();
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /** @return the value of a Prometheus counter of this process, summed over series matching all the labels */
+    double metric(String name, String... labels) throws IOException, InterruptedException {
+        Matcher m = LISTENING.matcher(logText());
+        int port = -1;
+        while (m.find()) {
+            port = Integer.parseInt(m.group(1));
+        }
+        HttpResponse<String> response = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/q/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        double sum = 0;
+        for (String line : response.body().split("\n")) {
+            if (!line.startsWith(name + "{")) {
+                continue;
+            }
+            boolean all = true;
+            for (String label : labels) {
+                all &= line.contains(label);
+            }
+            if (all) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
+    }
+
+    String logText() throws IOException {
+        return Files.exists(log) ? Files.readString(log) : "";
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name + "(pid " + process.pid() + ")";
+    }
+}
