@@ -38,7 +38,10 @@ public final class TestApps {
         return test;
     }
 
-    /** The JDBC URL of the test database: the local PostgreSQL (database postgres; the demo application uses test) unless QUARKUS_DATASOURCE_JDBC_URL says otherwise. */
+    /**
+     * The JDBC URL of the test database: the local PostgreSQL (database postgres; the demo application uses test) unless
+     * QUARKUS_DATASOURCE_JDBC_URL says otherwise.
+     */
     public static String jdbcUrl() {
         String url = System.getenv("QUARKUS_DATASOURCE_JDBC_URL");
         return url == null || url.isBlank() ? "jdbc:postgresql://127.0.0.1:5432/postgres" : url;
