@@ -77,6 +77,25 @@ public interface IdempotencyStore {
     }
 
     /**
+     * @return whether {@link #claimConfirmedInTransaction} is supported (the database store)
+     */
+    default boolean supportsClaimInTransaction() {
+        return false;
+    }
+
+    /**
+     * Claims a key as already confirmed, inside the caller's active transaction: the opt-in mode for transactional
+     * handlers whose work is all in the store's database. The row becomes visible when that transaction commits and
+     * vanishes if it rolls back; a concurrent delivery of the same key waits for it on the row lock.
+     *
+     * @return as {@link #claim}
+     */
+    default ClaimResult claimConfirmedInTransaction(String scope, String key, Duration retention,
+            Duration claimTimeout) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot claim inside a transaction");
+    }
+
+    /**
      * @return whether {@link #confirm} called inside an active JTA transaction is written in that transaction (a
      *         database store); when false, the key is confirmed only after the handler's transaction committed
      */

@@ -148,7 +148,7 @@ final class IdempotentMethodAnalyzer {
             methods.add(new IdempotentMethodsBuildItem.Entry(method,
                     new IdempotentMethodInfo(method.declaringClass().name() + "#" + method.name(), channels,
                             scope == null ? "" : scope.asString().trim(), keyFunction, retention, claimTimeout,
-                            returns, messageParameter, processor)));
+                            returns, messageParameter, processor, transactional)));
         }
     }
 

@@ -17,7 +17,8 @@ public final class Delivery {
     private final MethodPlan plan;
     private final String channel;
     private final ScopedKey key;
-    private final ClaimResult claim;
+    private volatile ClaimResult claim;
+    private final boolean claimInTransaction;
     private final AtomicBoolean settled = new AtomicBoolean();
     private volatile long renewedAt;
     private volatile boolean confirmedInTransaction;
@@ -29,6 +30,7 @@ public final class Delivery {
         this.channel = channel;
         this.key = key;
         this.claim = claim;
+        this.claimInTransaction = claim == null;
         this.renewedAt = now;
     }
 
@@ -44,8 +46,18 @@ public final class Delivery {
         return key;
     }
 
+    /** @return the claim's answer; {@code null} while a claim to be made inside the handler's transaction is pending */
     public ClaimResult claim() {
         return claim;
+    }
+
+    /** @return whether the key is claimed inside the handler's transaction (the opt-in mode) */
+    public boolean claimsInTransaction() {
+        return claimInTransaction;
+    }
+
+    void claimed(ClaimResult result) {
+        this.claim = result;
     }
 
     /** Called by the inner interceptor once the key is confirmed in the handler's transaction. */

@@ -9,6 +9,7 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.idempotency.ClaimLostException;
 import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.DeliveryInProgressException;
 import io.quarkiverse.idempotency.HandlerRolledBackException;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.KeyMissingException;
@@ -17,7 +18,7 @@ import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.StoreUnavailableException;
 
 /**
- * The semantics of one idempotent delivery, shared by the interceptor and the programmatic form: compute the key,
+ * The semantics of one idempotent delivery, shared by the interceptors and the programmatic form: compute the key,
  * claim it, and after the handler confirm or forget it. Every method may block on the store.
  */
 @Singleton
@@ -29,19 +30,32 @@ public class IdempotencyGuard {
     private final ClaimRenewer renewer;
     private final MessageIdKey messageIds;
     private final IdempotencyMetrics metrics;
+    private final ConfirmedKeys confirmedKeys;
+    private final boolean claimInTransaction;
 
     @Inject
     public IdempotencyGuard(IdempotencyStore store, IdempotentMethods methods, MessageIdKey messageIds,
-            IdempotencyMetrics metrics) {
+            IdempotencyMetrics metrics, IdempotencyConfig config) {
         this.store = store;
         this.renewer = new ClaimRenewer(store, methods.shortestClaimTimeout());
         this.messageIds = messageIds;
         this.metrics = metrics;
+        this.confirmedKeys = config.confirmedKeysCacheSize() > 0 ? new ConfirmedKeys(config.confirmedKeysCacheSize())
+                : null;
+        this.claimInTransaction = config.database().claimInTransaction() && store.supportsClaimInTransaction();
     }
 
     /** @return the broker's message id, or {@code null} */
     public String messageId(Metadata metadata) {
         return messageIds.key(null, metadata);
+    }
+
+    /**
+     * @return whether this method's key is claimed inside its own transaction (the opt-in mode), by
+     *         {@link #claimInTransaction}, rather than by {@link #begin} before it
+     */
+    public boolean claimsInTransaction(MethodPlan plan) {
+        return claimInTransaction && plan.transactional();
     }
 
     /**
@@ -57,46 +71,68 @@ public class IdempotencyGuard {
      * @throws StoreUnavailableException when the store fails
      */
     public Delivery begin(MethodPlan plan, String channel, Object payload, Metadata metadata) {
-        String scope = plan.scope() != null ? plan.scope() : channel;
-        String key;
-        try {
-            key = plan.keyFunction().key(payload, metadata);
-        } catch (RuntimeException e) {
-            metrics.delivery(channel, Outcome.KEY_MISSING);
-            throw keyMissing(plan, metadata, "its key function failed: " + e, e);
+        ScopedKey scoped = keyOf(plan, channel, payload, metadata);
+        if (confirmedKeys != null && confirmedKeys.contains(scoped)) {
+            metrics.delivery(channel, Outcome.DUPLICATE);
+            return new Delivery(plan, channel, scoped, ClaimResult.DONE, 0);
         }
-        if (key == null || key.isBlank()) {
-            metrics.delivery(channel, Outcome.KEY_MISSING);
-            throw keyMissing(plan, metadata, "its key function found no key", null);
-        }
-        ScopedKey scoped = new ScopedKey(scope, key);
-        ClaimResult claim;
         long start = System.nanoTime();
+        ClaimResult claim;
         try {
-            claim = store.claim(scope, key, plan.retention(), plan.claimTimeout());
+            claim = store.claim(scoped.scope(), scoped.key(), plan.retention(), plan.claimTimeout());
         } catch (RuntimeException e) {
-            metrics.delivery(channel, Outcome.STORE_ERROR);
-            LOG.warnf("The idempotency store failed to claim key '%s' for %s; the message will be retried: %s", scoped,
-                    plan.description(), e.toString());
-            throw new StoreUnavailableException(scoped, e);
+            throw storeFailed(plan, channel, scoped, e);
         }
         long now = System.nanoTime();
         metrics.claimLatency(now - start);
-        metrics.delivery(channel, switch (claim) {
-            case NEW -> Outcome.FIRST;
-            case TAKEN_OVER -> Outcome.TAKEOVER;
-            case DONE -> Outcome.DUPLICATE;
-            case BUSY -> Outcome.BUSY;
-        });
+        recordClaim(plan, channel, scoped, claim);
         Delivery delivery = new Delivery(plan, channel, scoped, claim, now);
         if (claim.claimed()) {
-            if (claim == ClaimResult.TAKEN_OVER) {
-                LOG.infof("Took over the stale claim on key '%s' for %s (its previous owner did not finish within %s)",
-                        scoped, plan.description(), plan.claimTimeout());
-            }
             renewer.track(delivery);
         }
         return delivery;
+    }
+
+    /**
+     * Computes the key of a message whose claim is made inside the handler's transaction
+     * ({@link #claimInTransaction}); answers a duplicate this process confirmed right away.
+     */
+    public Delivery prepareInTransaction(MethodPlan plan, String channel, Object payload, Metadata metadata) {
+        ScopedKey scoped = keyOf(plan, channel, payload, metadata);
+        if (confirmedKeys != null && confirmedKeys.contains(scoped)) {
+            metrics.delivery(channel, Outcome.DUPLICATE);
+            return new Delivery(plan, channel, scoped, ClaimResult.DONE, 0);
+        }
+        return new Delivery(plan, channel, scoped, null, 0);
+    }
+
+    /**
+     * Claims the key, as confirmed, inside the handler's active transaction (the opt-in mode).
+     *
+     * @return whether the handler must run
+     * @throws DeliveryInProgressException when a live claim of the other mode holds the key
+     * @throws StoreUnavailableException when the store fails
+     */
+    public boolean claimInTransaction(Delivery delivery) {
+        ScopedKey key = delivery.key();
+        MethodPlan plan = delivery.plan();
+        long start = System.nanoTime();
+        ClaimResult claim;
+        try {
+            claim = store.claimConfirmedInTransaction(key.scope(), key.key(), plan.retention(), plan.claimTimeout());
+        } catch (RuntimeException e) {
+            throw storeFailed(plan, delivery.channel(), key, e);
+        }
+        metrics.claimLatency(System.nanoTime() - start);
+        recordClaim(plan, delivery.channel(), key, claim);
+        delivery.claimed(claim);
+        if (claim == ClaimResult.BUSY) {
+            throw new DeliveryInProgressException(key);
+        }
+        if (claim.claimed()) {
+            delivery.confirmedInTransaction();
+        }
+        return claim.claimed();
     }
 
     /**
@@ -127,14 +163,15 @@ public class IdempotencyGuard {
     }
 
     /**
-     * The handler returned normally: confirm the key, unless it was confirmed in the handler's committed transaction.
+     * The handler returned normally (or was skipped as a duplicate in the opt-in mode): confirm the key, unless it was
+     * confirmed in the handler's committed transaction.
      *
      * @throws ClaimLostException when the transaction was rolled back because the claim had been taken over
      * @throws HandlerRolledBackException when the handler's transaction rolled back without an exception
      */
     public void succeeded(Delivery delivery) {
         renewer.untrack(delivery);
-        if (!delivery.settle()) {
+        if (delivery.claim() == ClaimResult.DONE || !delivery.settle()) {
             return;
         }
         ScopedKey key = delivery.key();
@@ -143,14 +180,19 @@ public class IdempotencyGuard {
         }
         if (delivery.isRolledBack()) {
             metrics.delivery(delivery.channel(), Outcome.FAILED);
-            forget(delivery);
+            if (!delivery.claimsInTransaction()) {
+                forget(delivery);
+            }
             throw new HandlerRolledBackException(key);
         }
         if (delivery.isConfirmedInTransaction()) {
+            remember(delivery);
             return;
         }
         try {
-            if (!store.confirm(key.scope(), key.key(), delivery.plan().retention())) {
+            if (store.confirm(key.scope(), key.key(), delivery.plan().retention())) {
+                remember(delivery);
+            } else {
                 LOG.warnf("The claim on key '%s' was taken over while %s ran; its work is done and the message is"
                         + " acknowledged, and the other delivery may repeat it. Raise the claim timeout above the"
                         + " slowest handler", key, delivery.plan().description());
@@ -171,8 +213,51 @@ public class IdempotencyGuard {
             return;
         }
         metrics.delivery(delivery.channel(), Outcome.FAILED);
-        if (!delivery.isClaimLost()) {
+        // A claim made in the handler's transaction rolled back with it; a lost claim is another worker's now.
+        if (!delivery.isClaimLost() && !delivery.claimsInTransaction()) {
             forget(delivery);
+        }
+    }
+
+    private ScopedKey keyOf(MethodPlan plan, String channel, Object payload, Metadata metadata) {
+        String scope = plan.scope() != null ? plan.scope() : channel;
+        String key;
+        try {
+            key = plan.keyFunction().key(payload, metadata);
+        } catch (RuntimeException e) {
+            metrics.delivery(channel, Outcome.KEY_MISSING);
+            throw keyMissing(plan, metadata, "its key function failed: " + e, e);
+        }
+        if (key == null || key.isBlank()) {
+            metrics.delivery(channel, Outcome.KEY_MISSING);
+            throw keyMissing(plan, metadata, "its key function found no key", null);
+        }
+        return new ScopedKey(scope, key);
+    }
+
+    private void recordClaim(MethodPlan plan, String channel, ScopedKey key, ClaimResult claim) {
+        metrics.delivery(channel, switch (claim) {
+            case NEW -> Outcome.FIRST;
+            case TAKEN_OVER -> Outcome.TAKEOVER;
+            case DONE -> Outcome.DUPLICATE;
+            case BUSY -> Outcome.BUSY;
+        });
+        if (claim == ClaimResult.TAKEN_OVER) {
+            LOG.infof("Took over the stale claim on key '%s' for %s (its previous owner did not finish within %s)",
+                    key, plan.description(), plan.claimTimeout());
+        }
+    }
+
+    private StoreUnavailableException storeFailed(MethodPlan plan, String channel, ScopedKey key, RuntimeException e) {
+        metrics.delivery(channel, Outcome.STORE_ERROR);
+        LOG.warnf("The idempotency store failed to claim key '%s' for %s; the message will be retried: %s", key,
+                plan.description(), e.toString());
+        return new StoreUnavailableException(key, e);
+    }
+
+    private void remember(Delivery delivery) {
+        if (confirmedKeys != null) {
+            confirmedKeys.add(delivery.key(), delivery.plan().retention());
         }
     }
 
@@ -189,9 +274,8 @@ public class IdempotencyGuard {
 
     private KeyMissingException keyMissing(MethodPlan plan, Metadata metadata, String why, Throwable cause) {
         String id = messageId(metadata);
-        String message = "Rejecting message " + (id == null ? "without a message id" : "with id '" + id + "'") + " of "
-                + plan.description()
-                + ": " + why + "; it is dead-lettered, not retried";
+        String message = "Rejecting message " + (id == null ? "without a message id" : "with id '" + id + "'")
+                + " of " + plan.description() + ": " + why + "; it is dead-lettered, not retried";
         LOG.warn(message);
         return new KeyMissingException(message, cause);
     }

@@ -64,7 +64,9 @@ public class IdempotencyInterceptor {
 
     private Object aroundSync(InvocationContext ic, MethodPlan plan, InboundMessage inbound) throws Exception {
         Message<?> message = inbound.message();
-        Delivery delivery = guard.begin(plan, inbound.channel(), message.getPayload(), message.getMetadata());
+        Delivery delivery = guard.claimsInTransaction(plan)
+                ? guard.prepareInTransaction(plan, inbound.channel(), message.getPayload(), message.getMetadata())
+                : guard.begin(plan, inbound.channel(), message.getPayload(), message.getMetadata());
         if (delivery.claim() == ClaimResult.DONE) {
             // a processor returning null emits nothing and acks the message
             return null;

@@ -29,10 +29,12 @@ public final class IdempotentMethodInfo {
     private final Returns returns;
     private final boolean messageParameter;
     private final boolean processor;
+    private final boolean transactional;
 
     @RecordableConstructor
     public IdempotentMethodInfo(String description, List<String> channels, String scope, String keyFunctionClass,
-            String retention, String claimTimeout, Returns returns, boolean messageParameter, boolean processor) {
+            String retention, String claimTimeout, Returns returns, boolean messageParameter, boolean processor,
+            boolean transactional) {
         this.description = description;
         this.channels = channels;
         this.scope = scope;
@@ -42,6 +44,7 @@ public final class IdempotentMethodInfo {
         this.returns = returns;
         this.messageParameter = messageParameter;
         this.processor = processor;
+        this.transactional = transactional;
     }
 
     /** @return {@code class#method}, for messages */
@@ -87,5 +90,10 @@ public final class IdempotentMethodInfo {
     /** @return whether the method also has {@code @Outgoing} */
     public boolean isProcessor() {
         return processor;
+    }
+
+    /** @return whether the method runs in a JTA transaction ({@code @Transactional}) */
+    public boolean isTransactional() {
+        return transactional;
     }
 }

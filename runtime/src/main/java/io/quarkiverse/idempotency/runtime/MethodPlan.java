@@ -16,8 +16,9 @@ import io.quarkiverse.idempotency.KeyFunction;
  * @param returns how the method returns
  * @param messageParameter whether the method takes the {@code Message}
  * @param processor whether the method has {@code @Outgoing}
+ * @param transactional whether the method runs in a JTA transaction
  */
 public record MethodPlan(String description, String singleChannel, String scope, KeyFunction<Object> keyFunction,
         Duration retention, Duration claimTimeout, IdempotentMethodInfo.Returns returns, boolean messageParameter,
-        boolean processor) {
+        boolean processor, boolean transactional) {
 }

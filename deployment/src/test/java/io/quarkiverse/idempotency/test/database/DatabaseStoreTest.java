@@ -23,6 +23,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.inject.Inject;
+import jakarta.transaction.TransactionManager;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -62,6 +63,9 @@ class DatabaseStoreTest {
     IdempotencyPurge purge;
 
     @Inject
+    TransactionManager transactions;
+
+    @Inject
     Scheduler scheduler;
 
     DatabaseIdempotencyStore otherWorker;
@@ -69,7 +73,7 @@ class DatabaseStoreTest {
     @BeforeEach
     void clean() throws SQLException {
         execute("DELETE FROM idempotency_record");
-        otherWorker = new DatabaseIdempotencyStore("idempotency_record", "other-worker");
+        otherWorker = new DatabaseIdempotencyStore(dataSource, transactions, "idempotency_record", "other-worker");
     }
 
     @Test
@@ -85,7 +89,8 @@ class DatabaseStoreTest {
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         List<Future<?>> done = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
-            DatabaseIdempotencyStore worker = new DatabaseIdempotencyStore("idempotency_record", "racer-" + t);
+            DatabaseIdempotencyStore worker = new DatabaseIdempotencyStore(dataSource, transactions, "idempotency_record",
+                    "racer-" + t);
             List<String> order = new ArrayList<>(keys);
             Collections.shuffle(order);
             done.add(pool.submit(() -> {

@@ -1,12 +1,18 @@
 package io.quarkiverse.idempotency.runtime.database;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.List;
 import java.util.Optional;
 
-import org.hibernate.Session;
+import javax.sql.DataSource;
+
+import jakarta.transaction.Status;
+import jakarta.transaction.SystemException;
+import jakarta.transaction.TransactionManager;
 
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.IdempotencyStore;
@@ -14,97 +20,129 @@ import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 
 /**
- * The production store: the {@link IdempotencyRecord} table on PostgreSQL, through Hibernate ORM.
+ * The production store: the {@link IdempotencyRecord} table on PostgreSQL.
  * <p>
- * The claim is one statement, {@code INSERT ... ON CONFLICT}, committed in its own transaction: the row appearing is
- * the answer to "am I the first?", a stale CLAIMED row is taken over in the same statement, and a duplicate costs no
- * exception and no error log. Confirm and forget are fenced by this worker's id. Timestamps are the database's, so
- * instances with skewed clocks agree.
+ * The claim is one statement, {@code INSERT ... ON CONFLICT}, committed on its own: the row appearing is the answer to
+ * "am I the first?", a stale CLAIMED row is taken over in the same statement, and a duplicate costs no exception and
+ * no error log. Outside a transaction (the usual case: the claim runs before {@code @Transactional} begins) it is one
+ * round trip in auto-commit; inside one, it runs in a new transaction of its own. Confirm and forget are fenced by
+ * this worker's id; confirm joins the caller's transaction when there is one. Statements go straight to the
+ * persistence unit's datasource with JDBC (the entity maps the same table for schema generation and reading).
+ * Timestamps are the database's, so instances with skewed clocks agree.
  */
 public class DatabaseIdempotencyStore implements IdempotencyStore {
 
+    private final DataSource dataSource;
+    private final TransactionManager transactions;
     private final String worker;
     private final String claimSql;
+    private final String claimConfirmedSql;
     private final String confirmSql;
     private final String forgetSql;
     private final String renewSql;
     private final String purgeSql;
     private final String oldestClaimSql;
     private final String checkSql;
+    private final String stateSql;
 
-    public DatabaseIdempotencyStore(String table, String worker) {
+    public DatabaseIdempotencyStore(DataSource dataSource, TransactionManager transactions, String table,
+            String worker) {
+        this.dataSource = dataSource;
+        this.transactions = transactions;
         this.worker = worker;
-        // The CTE inserts, or takes over a stale claim; when it did neither, the SELECT reads the state that won. A
-        // row inserted concurrently may be invisible to that SELECT's snapshot: no row then, read as BUSY, which is
-        // the safe answer (the delivery is retried later).
-        this.claimSql = "WITH claimed AS ("
-                + " INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at, expires_at)"
-                + " VALUES (:id, :scope, 'CLAIMED', :worker, now(), now() + :retention * interval '1 millisecond')"
-                + " ON CONFLICT (scoped_key) DO UPDATE SET claimed_by = excluded.claimed_by,"
-                + " recorded_at = excluded.recorded_at, expires_at = excluded.expires_at"
-                + " WHERE r.state = 'CLAIMED' AND r.recorded_at < now() - :timeout * interval '1 millisecond'"
-                + " RETURNING CASE WHEN xmax = 0 THEN 'NEW' ELSE 'TAKEN_OVER' END AS outcome)"
-                + " SELECT outcome FROM claimed"
-                + " UNION ALL SELECT CASE WHEN state = 'CONFIRMED' THEN 'DONE' ELSE 'BUSY' END FROM " + table
-                + " WHERE scoped_key = :id AND NOT EXISTS (SELECT 1 FROM claimed)";
+        this.claimSql = claimSql(table, "CLAIMED");
+        this.claimConfirmedSql = claimSql(table, "CONFIRMED");
         this.confirmSql = "UPDATE " + table + " SET state = 'CONFIRMED', recorded_at = now(),"
-                + " expires_at = now() + :retention * interval '1 millisecond'"
-                + " WHERE scoped_key = :id AND state = 'CLAIMED' AND claimed_by = :worker";
-        this.forgetSql = "DELETE FROM " + table + " WHERE scoped_key = :id AND state = 'CLAIMED' AND claimed_by = :worker";
+                + " expires_at = now() + ? * interval '1 millisecond'"
+                + " WHERE scoped_key = ? AND state = 'CLAIMED' AND claimed_by = ?";
+        this.forgetSql = "DELETE FROM " + table + " WHERE scoped_key = ? AND state = 'CLAIMED' AND claimed_by = ?";
         this.renewSql = "UPDATE " + table + " SET recorded_at = now()"
-                + " WHERE scoped_key IN (:ids) AND state = 'CLAIMED' AND claimed_by = :worker";
+                + " WHERE scoped_key = ANY (?) AND state = 'CLAIMED' AND claimed_by = ?";
         // SKIP LOCKED: instances purging at once take different rows instead of waiting for each other.
         this.purgeSql = "DELETE FROM " + table + " WHERE scoped_key IN (SELECT scoped_key FROM " + table
-                + " WHERE expires_at < now() ORDER BY expires_at LIMIT :limit FOR UPDATE SKIP LOCKED)";
+                + " WHERE expires_at < now() ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
         this.oldestClaimSql = "SELECT extract(epoch FROM now() - min(recorded_at))::float8 FROM " + table
                 + " WHERE state = 'CLAIMED'";
         this.checkSql = "SELECT 1 FROM " + table + " WHERE 1 = 0";
+        this.stateSql = "SELECT state FROM " + table + " WHERE scoped_key = ?";
     }
 
-    @Override
-    public Optional<Duration> oldestClaimAge() {
-        Number seconds = QuarkusTransaction.requiringNew().call(() -> (Number) session()
-                .createNativeQuery(oldestClaimSql, Double.class).getSingleResultOrNull());
-        return seconds == null ? Optional.empty() : Optional.of(Duration.ofMillis((long) (seconds.doubleValue() * 1000)));
-    }
-
-    @Override
-    public void check() {
-        QuarkusTransaction.requiringNew().run(() -> session().createNativeQuery(checkSql, Integer.class).getResultList());
+    // The CTE inserts, or takes over a stale claim; when it did neither, the SELECT reads the state that won. A row
+    // inserted by a transaction that committed while this statement waited for it is invisible to that SELECT's
+    // snapshot: no row then, and a second statement (a new snapshot) reads it.
+    private static String claimSql(String table, String state) {
+        return "WITH claimed AS ("
+                + " INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at, expires_at)"
+                + " VALUES (?, ?, '" + state + "', ?, now(), now() + ? * interval '1 millisecond')"
+                + " ON CONFLICT (scoped_key) DO UPDATE SET state = excluded.state, claimed_by = excluded.claimed_by,"
+                + " recorded_at = excluded.recorded_at, expires_at = excluded.expires_at"
+                + " WHERE r.state = 'CLAIMED' AND r.recorded_at < now() - ? * interval '1 millisecond'"
+                + " RETURNING CASE WHEN xmax = 0 THEN 'NEW' ELSE 'TAKEN_OVER' END AS outcome)"
+                + " SELECT outcome FROM claimed"
+                + " UNION ALL SELECT CASE WHEN state = 'CONFIRMED' THEN 'DONE' ELSE 'BUSY' END FROM " + table
+                + " WHERE scoped_key = ? AND NOT EXISTS (SELECT 1 FROM claimed)";
     }
 
     @Override
     public ClaimResult claim(String scope, String key, Duration retention, Duration claimTimeout) {
+        return onItsOwn(() -> claim(claimSql, scope, key, retention, claimTimeout));
+    }
+
+    @Override
+    public boolean supportsClaimInTransaction() {
+        return true;
+    }
+
+    @Override
+    public ClaimResult claimConfirmedInTransaction(String scope, String key, Duration retention,
+            Duration claimTimeout) {
+        return claim(claimConfirmedSql, scope, key, retention, claimTimeout);
+    }
+
+    private ClaimResult claim(String sql, String scope, String key, Duration retention, Duration claimTimeout) {
         String id = StorageKeys.of(scope, key);
-        String outcome = QuarkusTransaction.requiringNew().call(() -> session()
-                .createNativeQuery(claimSql, String.class)
-                .setParameter("id", id)
-                .setParameter("scope", StorageKeys.scopeColumn(scope))
-                .setParameter("worker", worker)
-                .setParameter("retention", retention.toMillis())
-                .setParameter("timeout", claimTimeout.toMillis())
-                .getSingleResultOrNull());
-        return outcome == null ? ClaimResult.BUSY : ClaimResult.valueOf(outcome);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, id);
+            ps.setString(2, StorageKeys.scopeColumn(scope));
+            ps.setString(3, worker);
+            ps.setLong(4, retention.toMillis());
+            ps.setLong(5, claimTimeout.toMillis());
+            ps.setString(6, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                    return ClaimResult.valueOf(rs.getString(1));
+                }
+            }
+            try (PreparedStatement state = c.prepareStatement(stateSql)) {
+                state.setString(1, id);
+                try (ResultSet rs = state.executeQuery()) {
+                    return rs.next() && "CONFIRMED".equals(rs.getString(1)) ? ClaimResult.DONE : ClaimResult.BUSY;
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("Claiming " + scope + ":" + key + " failed: " + e.getMessage(), e);
+        }
     }
 
     @Override
     public boolean confirm(String scope, String key, Duration retention) {
+        // Inside the handler's transaction when there is one: "the work committed" and "the key is a fact" are one
+        // event. The datasource hands out the connection enlisted in that transaction.
         String id = StorageKeys.of(scope, key);
-        // Inside the handler's transaction when there is one: "the work committed" and "the key is a fact" are one event.
-        return QuarkusTransaction.joiningExisting().call(() -> session().createNativeMutationQuery(confirmSql)
-                .setParameter("id", id)
-                .setParameter("worker", worker)
-                .setParameter("retention", retention.toMillis())
-                .executeUpdate()) == 1;
+        return update(confirmSql, ps -> {
+            ps.setLong(1, retention.toMillis());
+            ps.setString(2, id);
+            ps.setString(3, worker);
+        }) == 1;
     }
 
     @Override
     public boolean forget(String scope, String key) {
         String id = StorageKeys.of(scope, key);
-        return QuarkusTransaction.requiringNew().call(() -> session().createNativeMutationQuery(forgetSql)
-                .setParameter("id", id)
-                .setParameter("worker", worker)
-                .executeUpdate()) == 1;
+        return onItsOwn(() -> update(forgetSql, ps -> {
+            ps.setString(1, id);
+            ps.setString(2, worker);
+        })) == 1;
     }
 
     @Override
@@ -112,21 +150,47 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         if (keys.isEmpty()) {
             return;
         }
-        List<String> ids = new ArrayList<>(keys.size());
+        String[] ids = new String[keys.size()];
+        int i = 0;
         for (ScopedKey k : keys) {
-            ids.add(StorageKeys.of(k.scope(), k.key()));
+            ids[i++] = StorageKeys.of(k.scope(), k.key());
         }
-        QuarkusTransaction.requiringNew().run(() -> session().createNativeMutationQuery(renewSql)
-                .setParameterList("ids", ids)
-                .setParameter("worker", worker)
-                .executeUpdate());
+        onItsOwn(() -> update(renewSql, (c, ps) -> {
+            ps.setArray(1, c.createArrayOf("varchar", ids));
+            ps.setString(2, worker);
+        }));
     }
 
     @Override
     public int purgeExpired(int limit) {
-        return QuarkusTransaction.requiringNew().call(() -> session().createNativeMutationQuery(purgeSql)
-                .setParameter("limit", limit)
-                .executeUpdate());
+        return onItsOwn(() -> update(purgeSql, ps -> ps.setInt(1, limit)));
+    }
+
+    @Override
+    public Optional<Duration> oldestClaimAge() {
+        return onItsOwn(() -> {
+            try (Connection c = dataSource.getConnection();
+                    PreparedStatement ps = c.prepareStatement(oldestClaimSql);
+                    ResultSet rs = ps.executeQuery()) {
+                double seconds = rs.next() ? rs.getDouble(1) : 0;
+                return rs.wasNull() ? Optional.<Duration> empty()
+                        : Optional.of(Duration.ofMillis((long) (seconds * 1000)));
+            } catch (SQLException e) {
+                throw new IllegalStateException(e.getMessage(), e);
+            }
+        });
+    }
+
+    @Override
+    public void check() {
+        onItsOwn(() -> {
+            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(checkSql)) {
+                ps.executeQuery().close();
+                return null;
+            } catch (SQLException e) {
+                throw new IllegalStateException(e.getMessage(), e);
+            }
+        });
     }
 
     @Override
@@ -139,7 +203,41 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         return worker;
     }
 
-    private static Session session() {
-        return IdempotencyRecord.getSession();
+    interface Binder {
+        void bind(Connection c, PreparedStatement ps) throws SQLException;
+    }
+
+    interface SimpleBinder {
+        void bind(PreparedStatement ps) throws SQLException;
+    }
+
+    private int update(String sql, SimpleBinder binder) {
+        return update(sql, (c, ps) -> binder.bind(ps));
+    }
+
+    private int update(String sql, Binder binder) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            binder.bind(c, ps);
+            return ps.executeUpdate();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+    }
+
+    // Outside a transaction a connection is in auto-commit: the statement commits on its own in one round trip.
+    // Inside one (a caller's), the work must not join it, so it runs in a new transaction.
+    private <T> T onItsOwn(java.util.function.Supplier<T> work) {
+        if (inTransaction()) {
+            return QuarkusTransaction.requiringNew().call(work::get);
+        }
+        return work.get();
+    }
+
+    private boolean inTransaction() {
+        try {
+            return transactions.getStatus() != Status.STATUS_NO_TRANSACTION;
+        } catch (SystemException e) {
+            throw new IllegalStateException(e);
+        }
     }
 }

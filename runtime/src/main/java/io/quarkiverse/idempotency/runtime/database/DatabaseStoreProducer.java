@@ -2,13 +2,16 @@ package io.quarkiverse.idempotency.runtime.database;
 
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
+import jakarta.transaction.TransactionManager;
 
+import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
 import io.quarkiverse.idempotency.runtime.WorkerId;
 import io.quarkus.arc.DefaultBean;
 
 /**
- * Produces the database store when it is the selected store, unless the application supplies its own store bean.
+ * Produces the database store when it is the selected store, unless the application supplies its own store bean. It
+ * uses the default datasource, the one of the default persistence unit.
  */
 @Singleton
 public class DatabaseStoreProducer {
@@ -16,7 +19,8 @@ public class DatabaseStoreProducer {
     @Produces
     @Singleton
     @DefaultBean
-    DatabaseIdempotencyStore databaseStore(IdempotencyBuildTimeConfig config, WorkerId worker) {
-        return new DatabaseIdempotencyStore(config.database().table(), worker.value());
+    DatabaseIdempotencyStore databaseStore(AgroalDataSource dataSource, TransactionManager transactions,
+            IdempotencyBuildTimeConfig config, WorkerId worker) {
+        return new DatabaseIdempotencyStore(dataSource, transactions, config.database().table(), worker.value());
     }
 }

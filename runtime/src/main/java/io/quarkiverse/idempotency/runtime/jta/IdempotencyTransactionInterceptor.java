@@ -51,7 +51,13 @@ public class IdempotencyTransactionInterceptor {
                 delivery.transactionCompleted(status == Status.STATUS_COMMITTED);
             }
         });
+        if (delivery.claimsInTransaction() && delivery.claim() == null && !guard.claimInTransaction(delivery)) {
+            return null; // a duplicate: the handler does not run, and a processor emits nothing
+        }
         Object result = ic.proceed();
+        if (delivery.claimsInTransaction()) {
+            return result; // the key was inserted as confirmed, in this transaction
+        }
         if (guard.storeJoinsTransactions() && registry.getTransactionStatus() == Status.STATUS_ACTIVE
                 && !guard.confirmInTransaction(delivery)) {
             registry.setRollbackOnly();

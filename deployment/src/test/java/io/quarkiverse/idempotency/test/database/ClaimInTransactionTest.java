@@ -1,0 +1,168 @@
+package io.quarkiverse.idempotency.test.database;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+import jakarta.transaction.Transactional;
+
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.spi.Connector;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.HandlerRolledBackException;
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.test.Delivered;
+import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.reactive.messaging.annotations.Blocking;
+import io.smallrye.reactive.messaging.memory.InMemoryConnector;
+
+/**
+ * The opt-in mode quarkus.idempotency.database.claim-in-transaction: the key is inserted as confirmed inside the
+ * handler's transaction. The contract for work in that database still holds: one effect per key, a rollback leaves
+ * nothing, and a concurrent duplicate waits for the first instead of running.
+ */
+class ClaimInTransactionTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[] { "charges" }, Charger.class, Charge.class)
+            .overrideConfigKey("quarkus.idempotency.database.claim-in-transaction", "true")
+            // every duplicate must reach the database here
+            .overrideConfigKey("quarkus.idempotency.confirmed-keys-cache-size", "0");
+
+    @Inject
+    @Connector("smallrye-in-memory")
+    InMemoryConnector connector;
+
+    @Inject
+    Charger charger;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @BeforeEach
+    void clean() throws SQLException {
+        execute("DELETE FROM idempotency_record");
+        execute("DELETE FROM test_charge");
+        charger.runs.set(0);
+        charger.failNext = false;
+        charger.rollbackNext = false;
+        charger.hold = null;
+    }
+
+    @Test
+    void oneChargePerKeyAndTheKeyIsConfirmedInTheSameCommit() throws SQLException {
+        for (int i = 0; i < 3; i++) {
+            assertEquals(1, send(Delivered.withId("m-1", "A-1")).acks());
+        }
+        assertEquals("1", query("SELECT count(*)::text FROM test_charge"));
+        assertEquals("CONFIRMED", query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-1'"));
+        assertEquals(1, charger.runs.get());
+    }
+
+    @Test
+    void exceptionOrRollbackLeavesNeitherRowNorKey() throws SQLException {
+        charger.failNext = true;
+        assertEquals("card declined", send(Delivered.withId("m-2", "A-2")).nacks().get(0).getMessage());
+        charger.rollbackNext = true;
+        assertInstanceOf(HandlerRolledBackException.class, send(Delivered.withId("m-2", "A-2")).nacks().get(0));
+        assertEquals("0", query("SELECT count(*)::text FROM test_charge"));
+        assertNull(query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-2'"));
+        assertEquals(1, send(Delivered.withId("m-2", "A-2")).acks(), "the retry runs");
+        assertEquals("1", query("SELECT count(*)::text FROM test_charge"));
+    }
+
+    @Test
+    void aConcurrentDuplicateWaitsForTheFirstThenIsAckedWithoutRunning() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        charger.hold = release;
+        Delivered<String> first = Delivered.withId("m-3", "A-3");
+        connector.source("charges").send(first.message());
+        assertTrue(charger.started.await(10, TimeUnit.SECONDS));
+        int runsBefore = charger.runs.get();
+        Delivered<String> second = Delivered.withId("m-3", "A-3");
+        connector.source("charges").send(second.message());
+        // the second delivery's insert waits on the first's uncommitted row
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(() -> !second.settled());
+        release.countDown();
+        await().atMost(Duration.ofSeconds(10)).until(() -> first.settled() && second.settled());
+        assertEquals(1, first.acks());
+        assertEquals(1, second.acks(), "a duplicate once the first committed");
+        assertEquals(runsBefore, charger.runs.get(), "the duplicate did not run");
+        assertEquals("1", query("SELECT count(*)::text FROM test_charge"));
+        assertFalse(second.nacks().size() > 0);
+    }
+
+    private Delivered<String> send(Delivered<String> d) {
+        connector.source("charges").send(d.message());
+        await().atMost(Duration.ofSeconds(15)).until(d::settled);
+        return d;
+    }
+
+    private void execute(String sql) throws SQLException {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    private String query(String sql) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
+            return rs.next() ? rs.getString(1) : null;
+        }
+    }
+
+    @Singleton
+    public static class Charger {
+        final AtomicInteger runs = new AtomicInteger();
+        final CountDownLatch started = new CountDownLatch(1);
+        volatile boolean failNext;
+        volatile boolean rollbackNext;
+        volatile CountDownLatch hold;
+
+        @Inject
+        TransactionSynchronizationRegistry transactions;
+
+        @Incoming("charges")
+        @Idempotent
+        @Blocking(ordered = false)
+        @Transactional
+        void charge(String orderId) throws InterruptedException {
+            runs.incrementAndGet();
+            Charge.of(orderId).persistAndFlush();
+            CountDownLatch latch = hold;
+            if (latch != null) {
+                started.countDown();
+                latch.await(30, TimeUnit.SECONDS);
+            }
+            if (failNext) {
+                failNext = false;
+                throw new IllegalStateException("card declined");
+            }
+            if (rollbackNext) {
+                rollbackNext = false;
+                transactions.setRollbackOnly();
+            }
+        }
+    }
+}
