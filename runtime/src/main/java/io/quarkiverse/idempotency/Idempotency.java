@@ -78,7 +78,8 @@ public class Idempotency {
         KeyFunction<Object> keyFunction = key == null ? null : (KeyFunction<Object>) key;
         MethodPlan plan = new MethodPlan("Idempotency.handle(scope=" + scope + ")", scope, scope,
                 keyFunction == null ? (payload, metadata) -> guard.messageId(metadata) : keyFunction,
-                config.retention(), config.claimTimeout(), IdempotentMethodInfo.Returns.COMPLETION_STAGE, true, false, false);
+                config.retention(), config.claimTimeout(), IdempotentMethodInfo.Returns.COMPLETION_STAGE, true, false, false,
+                false);
         return Uni.createFrom().item(() -> run(plan, message, handler))
                 .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
                 .chain(stage -> Uni.createFrom().completionStage(stage))

@@ -60,4 +60,15 @@ public @interface Idempotent {
      */
     @Nonbinding
     String claimTimeout() default "";
+
+    /**
+     * Opt-in, for {@code @Transactional} methods whose work is all in the store's database: claim the key inside the
+     * method's own transaction (inserted as confirmed) instead of in a transaction of its own before it. One commit per
+     * message instead of two. A concurrent delivery of the same key waits on the row lock until the first commits
+     * (then it is a duplicate) or rolls back (then it runs). Work outside that database (a call to another service,
+     * an e-mail) is not protected by a claim that has not committed: leave this off for such methods. Stores that
+     * cannot claim inside a transaction (the memory store) ignore it.
+     */
+    @Nonbinding
+    boolean claimInTransaction() default false;
 }

@@ -139,6 +139,14 @@ final class IdempotentMethodAnalyzer {
                     "remove @NonBlocking"));
         }
 
+        AnnotationValue claimInTransaction = idempotent.value("claimInTransaction");
+        boolean inTransaction = claimInTransaction != null && claimInTransaction.asBoolean();
+        if (inTransaction && (!transactional || returns != Returns.SYNC || messageParameter)) {
+            errors.add(new UnsupportedSignatureException(
+                    "@Idempotent(claimInTransaction = true) needs a @Transactional method that takes the payload and"
+                            + " returns void or a value",
+                    where, "add @Transactional, or remove claimInTransaction"));
+        }
         String keyFunction = keyFunction(idempotent, method, messageParameter, where);
         String retention = duration(idempotent, "retention", where);
         String claimTimeout = duration(idempotent, "claimTimeout", where);
@@ -148,7 +156,7 @@ final class IdempotentMethodAnalyzer {
             methods.add(new IdempotentMethodsBuildItem.Entry(method,
                     new IdempotentMethodInfo(method.declaringClass().name() + "#" + method.name(), channels,
                             scope == null ? "" : scope.asString().trim(), keyFunction, retention, claimTimeout,
-                            returns, messageParameter, processor, transactional)));
+                            returns, messageParameter, processor, transactional, inTransaction)));
         }
     }
 

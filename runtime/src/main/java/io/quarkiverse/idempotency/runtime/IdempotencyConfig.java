@@ -41,35 +41,13 @@ public interface IdempotencyConfig {
      * How many keys this process confirmed are remembered in memory, so that a duplicate of one is acked without a
      * round trip to the store. Safe (a confirmed key is final); {@code 0} turns it off.
      */
-    @WithDefault("10000")
+    @WithDefault("100000")
     int confirmedKeysCacheSize();
-
-    /**
-     * The database store.
-     */
-    Database database();
 
     /**
      * The purge job.
      */
     Purge purge();
-
-    /**
-     * The database store.
-     */
-    interface Database {
-
-        /**
-         * Opt-in: for {@code @Transactional} handlers, claim the key inside the handler's own transaction (inserted
-         * as confirmed) instead of in a transaction of its own before it. One commit per message instead of two,
-         * which is much faster, and correct only when the handler's work is all in the store's database: a
-         * concurrent delivery of the same key waits on the row lock until the first commits (then it is a duplicate)
-         * or rolls back (then it runs). Work outside that database (a call to another service, an e-mail) is not
-         * protected by a claim that has not committed: leave this off for such handlers.
-         */
-        @WithDefault("false")
-        boolean claimInTransaction();
-    }
 
     /**
      * The purge job.

@@ -42,7 +42,7 @@ public class IdempotencyGuard {
         this.metrics = metrics;
         this.confirmedKeys = config.confirmedKeysCacheSize() > 0 ? new ConfirmedKeys(config.confirmedKeysCacheSize())
                 : null;
-        this.claimInTransaction = config.database().claimInTransaction() && store.supportsClaimInTransaction();
+        this.claimInTransaction = store.supportsClaimInTransaction();
     }
 
     /** @return the broker's message id, or {@code null} */
@@ -55,7 +55,7 @@ public class IdempotencyGuard {
      *         {@link #claimInTransaction}, rather than by {@link #begin} before it
      */
     public boolean claimsInTransaction(MethodPlan plan) {
-        return claimInTransaction && plan.transactional();
+        return claimInTransaction && plan.claimInTransaction() && plan.transactional();
     }
 
     /**

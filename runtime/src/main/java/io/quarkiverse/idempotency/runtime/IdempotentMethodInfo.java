@@ -30,11 +30,12 @@ public final class IdempotentMethodInfo {
     private final boolean messageParameter;
     private final boolean processor;
     private final boolean transactional;
+    private final boolean claimInTransaction;
 
     @RecordableConstructor
     public IdempotentMethodInfo(String description, List<String> channels, String scope, String keyFunctionClass,
             String retention, String claimTimeout, Returns returns, boolean messageParameter, boolean processor,
-            boolean transactional) {
+            boolean transactional, boolean claimInTransaction) {
         this.description = description;
         this.channels = channels;
         this.scope = scope;
@@ -45,6 +46,7 @@ public final class IdempotentMethodInfo {
         this.messageParameter = messageParameter;
         this.processor = processor;
         this.transactional = transactional;
+        this.claimInTransaction = claimInTransaction;
     }
 
     /** @return {@code class#method}, for messages */
@@ -95,5 +97,10 @@ public final class IdempotentMethodInfo {
     /** @return whether the method runs in a JTA transaction ({@code @Transactional}) */
     public boolean isTransactional() {
         return transactional;
+    }
+
+    /** @return whether the key is claimed inside the method's transaction (the opt-in mode) */
+    public boolean isClaimInTransaction() {
+        return claimInTransaction;
     }
 }

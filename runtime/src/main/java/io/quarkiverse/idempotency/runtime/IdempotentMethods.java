@@ -32,7 +32,8 @@ public final class IdempotentMethods {
                     keyFunction(info.getKeyFunctionClass()),
                     duration(info.getRetention(), config.retention()),
                     claimTimeout,
-                    info.getReturns(), info.isMessageParameter(), info.isProcessor(), info.isTransactional());
+                    info.getReturns(), info.isMessageParameter(), info.isProcessor(), info.isTransactional(),
+                    info.isClaimInTransaction());
             allChannels.addAll(info.getChannels());
             if (claimTimeout.compareTo(shortest) < 0) {
                 shortest = claimTimeout;

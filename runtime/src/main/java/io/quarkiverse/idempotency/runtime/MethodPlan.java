@@ -17,8 +17,9 @@ import io.quarkiverse.idempotency.KeyFunction;
  * @param messageParameter whether the method takes the {@code Message}
  * @param processor whether the method has {@code @Outgoing}
  * @param transactional whether the method runs in a JTA transaction
+ * @param claimInTransaction whether the key is claimed inside the method's transaction (the opt-in mode)
  */
 public record MethodPlan(String description, String singleChannel, String scope, KeyFunction<Object> keyFunction,
         Duration retention, Duration claimTimeout, IdempotentMethodInfo.Returns returns, boolean messageParameter,
-        boolean processor, boolean transactional) {
+        boolean processor, boolean transactional, boolean claimInTransaction) {
 }

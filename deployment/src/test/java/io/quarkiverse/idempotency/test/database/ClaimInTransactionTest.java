@@ -37,7 +37,7 @@ import io.smallrye.reactive.messaging.annotations.Blocking;
 import io.smallrye.reactive.messaging.memory.InMemoryConnector;
 
 /**
- * The opt-in mode quarkus.idempotency.database.claim-in-transaction: the key is inserted as confirmed inside the
+ * The opt-in mode @Idempotent(claimInTransaction = true): the key is inserted as confirmed inside the
  * handler's transaction. The contract for work in that database still holds: one effect per key, a rollback leaves
  * nothing, and a concurrent duplicate waits for the first instead of running.
  */
@@ -45,7 +45,6 @@ class ClaimInTransactionTest {
 
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.postgres(new String[] { "charges" }, Charger.class, Charge.class)
-            .overrideConfigKey("quarkus.idempotency.database.claim-in-transaction", "true")
             // every duplicate must reach the database here
             .overrideConfigKey("quarkus.idempotency.confirmed-keys-cache-size", "0");
 
@@ -144,7 +143,7 @@ class ClaimInTransactionTest {
         TransactionSynchronizationRegistry transactions;
 
         @Incoming("charges")
-        @Idempotent
+        @Idempotent(claimInTransaction = true)
         @Blocking(ordered = false)
         @Transactional
         void charge(String orderId) throws InterruptedException {

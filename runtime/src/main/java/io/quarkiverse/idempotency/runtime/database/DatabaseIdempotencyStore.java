@@ -50,11 +50,9 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         this.dataSource = dataSource;
         this.transactions = transactions;
         this.worker = worker;
-        this.claimSql = claimSql(table, "CLAIMED");
-        this.claimConfirmedSql = claimSql(table, "CONFIRMED");
-        this.confirmSql = "UPDATE " + table + " SET state = 'CONFIRMED', recorded_at = now(),"
-                + " expires_at = now() + ? * interval '1 millisecond'"
-                + " WHERE scoped_key = ? AND state = 'CLAIMED' AND claimed_by = ?";
+        this.claimSql = claimStatement(table, "CLAIMED");
+        this.claimConfirmedSql = claimStatement(table, "CONFIRMED");
+        this.confirmSql = confirmStatement(table);
         this.forgetSql = "DELETE FROM " + table + " WHERE scoped_key = ? AND state = 'CLAIMED' AND claimed_by = ?";
         this.renewSql = "UPDATE " + table + " SET recorded_at = now()"
                 + " WHERE scoped_key = ANY (?) AND state = 'CLAIMED' AND claimed_by = ?";
@@ -67,20 +65,45 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         this.stateSql = "SELECT state FROM " + table + " WHERE scoped_key = ?";
     }
 
-    // The CTE inserts, or takes over a stale claim; when it did neither, the SELECT reads the state that won. A row
-    // inserted by a transaction that committed while this statement waited for it is invisible to that SELECT's
-    // snapshot: no row then, and a second statement (a new snapshot) reads it.
-    private static String claimSql(String table, String state) {
-        return "WITH claimed AS ("
-                + " INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at, expires_at)"
-                + " VALUES (?, ?, '" + state + "', ?, now(), now() + ? * interval '1 millisecond')"
+    /**
+     * The claim: one statement. {@code existing} reads the key's row; when there is none, or only a stale claim, the
+     * INSERT inserts it, or (ON CONFLICT) takes the stale claim over, re-checking staleness under the row lock. A
+     * duplicate of a confirmed key (or of a live claim) only reads: no row lock, no WAL, nothing to flush at commit.
+     * When a concurrent transaction inserted the key after this statement's snapshot was taken, neither part returns
+     * a row, and a second statement (a new snapshot) reads the state that won.
+     * <p>
+     * Parameters: 1 and 2 the scoped key, 3 the scope, 4 the worker, 5 the retention in ms, 6 and 7 the claim timeout
+     * in ms. Returns one row, NEW, TAKEN_OVER, DONE or BUSY, or none.
+     *
+     * @param table the table
+     * @param state the state a new claim gets: CLAIMED, or CONFIRMED when claimed inside the handler's transaction
+     * @return the SQL
+     */
+    public static String claimStatement(String table, String state) {
+        return "WITH existing AS (SELECT state, recorded_at FROM " + table + " WHERE scoped_key = ?),"
+                + " claimed AS (INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at,"
+                + " expires_at) SELECT ?, ?, '" + state + "', ?, now(), now() + ? * interval '1 millisecond'"
+                + " WHERE NOT EXISTS (SELECT 1 FROM existing WHERE state = 'CONFIRMED'"
+                + " OR recorded_at >= now() - ? * interval '1 millisecond')"
                 + " ON CONFLICT (scoped_key) DO UPDATE SET state = excluded.state, claimed_by = excluded.claimed_by,"
                 + " recorded_at = excluded.recorded_at, expires_at = excluded.expires_at"
                 + " WHERE r.state = 'CLAIMED' AND r.recorded_at < now() - ? * interval '1 millisecond'"
                 + " RETURNING CASE WHEN xmax = 0 THEN 'NEW' ELSE 'TAKEN_OVER' END AS outcome)"
                 + " SELECT outcome FROM claimed"
-                + " UNION ALL SELECT CASE WHEN state = 'CONFIRMED' THEN 'DONE' ELSE 'BUSY' END FROM " + table
-                + " WHERE scoped_key = ? AND NOT EXISTS (SELECT 1 FROM claimed)";
+                + " UNION ALL SELECT CASE WHEN state = 'CONFIRMED' THEN 'DONE' ELSE 'BUSY' END FROM existing"
+                + " WHERE NOT EXISTS (SELECT 1 FROM claimed)";
+    }
+
+    /**
+     * The confirm: parameters 1 the retention in ms, 2 the scoped key, 3 the worker; fenced by the worker.
+     *
+     * @param table the table
+     * @return the SQL
+     */
+    public static String confirmStatement(String table) {
+        return "UPDATE " + table + " SET state = 'CONFIRMED', recorded_at = now(),"
+                + " expires_at = now() + ? * interval '1 millisecond'"
+                + " WHERE scoped_key = ? AND state = 'CLAIMED' AND claimed_by = ?";
     }
 
     @Override
@@ -103,11 +126,12 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         String id = StorageKeys.of(scope, key);
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, id);
-            ps.setString(2, StorageKeys.scopeColumn(scope));
-            ps.setString(3, worker);
-            ps.setLong(4, retention.toMillis());
-            ps.setLong(5, claimTimeout.toMillis());
-            ps.setString(6, id);
+            ps.setString(2, id);
+            ps.setString(3, StorageKeys.scopeColumn(scope));
+            ps.setString(4, worker);
+            ps.setLong(5, retention.toMillis());
+            ps.setLong(6, claimTimeout.toMillis());
+            ps.setLong(7, claimTimeout.toMillis());
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
                     return ClaimResult.valueOf(rs.getString(1));

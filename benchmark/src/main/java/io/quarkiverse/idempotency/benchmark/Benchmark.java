@@ -1,0 +1,282 @@
+package io.quarkiverse.idempotency.benchmark;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+import jakarta.inject.Inject;
+import jakarta.transaction.TransactionManager;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.ConnectionFactory;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.IdempotencyPurge;
+import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
+import io.quarkiverse.idempotency.runtime.Outcome;
+import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkus.runtime.QuarkusApplication;
+import io.quarkus.runtime.annotations.QuarkusMain;
+import io.smallrye.reactive.messaging.ChannelRegistry;
+
+/**
+ * Runs every measurement side by side in one JVM, against the local RabbitMQ and PostgreSQL, and prints ratios (this
+ * machine is noisy: absolute times vary, ratios measured in one run much less). The last line is machine-readable.
+ */
+@QuarkusMain
+public class Benchmark implements QuarkusApplication {
+
+    static final int MESSAGES = Integer.getInteger("bench.messages", 20_000);
+    static final int WARMUP = Integer.getInteger("bench.warmup", 5_000);
+    static final int STORE_OPS = Integer.getInteger("bench.store-ops", 5_000);
+    static final int PURGE_ROWS = Integer.getInteger("bench.purge-rows", 1_000_000);
+
+    @Inject
+    Consumers consumers;
+
+    @Inject
+    OutcomeCounter outcomes;
+
+    @Inject
+    ChannelRegistry channels;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Inject
+    TransactionManager transactions;
+
+    @Inject
+    DatabaseIdempotencyStore store;
+
+    @Inject
+    IdempotencyPurge purge;
+
+    private com.rabbitmq.client.Connection rabbit;
+    private Channel publisher;
+
+    @Override
+    public int run(String... args) throws Exception {
+        ConnectionFactory factory = new ConnectionFactory();
+        factory.setHost(System.getenv().getOrDefault("RABBITMQ_HOST", "127.0.0.1"));
+        rabbit = factory.newConnection("idempotency-benchmark");
+        // The connector declares the queues once connected; leftovers of an earlier run are purged.
+        for (String q : new String[] { "bench-plain", "bench-idempotent", "bench-in-transaction" }) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (true) {
+                try (Channel c = rabbit.createChannel()) {
+                    c.queuePurge(q);
+                    break;
+                } catch (java.io.IOException notDeclaredYet) {
+                    if (System.nanoTime() > deadline) {
+                        throw notDeclaredYet;
+                    }
+                    TimeUnit.MILLISECONDS.sleep(100);
+                }
+            }
+        }
+        publisher = rabbit.createChannel();
+        publisher.confirmSelect();
+        System.out.printf("Benchmark: %d messages per run, %d warm-up, %d store operations, %d rows to purge%n",
+                MESSAGES, WARMUP, STORE_OPS, PURGE_ROWS);
+
+        // Warm-up: every path, JIT and pools.
+        consume("plain", "bench-plain", WARMUP, ids(WARMUP), () -> consumers.plain.get());
+        consume("idempotent", "bench-idempotent", WARMUP, ids(WARMUP), () -> consumers.idempotent.get());
+        consume("in-transaction", "bench-in-transaction", WARMUP, ids(WARMUP), () -> consumers.inTransaction.get());
+
+        // 1. Overhead, alternating runs; the best of each kind.
+        double plain = 0, idempotent = 0, inTransaction = 0;
+        List<String> lastIdempotentIds = null;
+        for (int round = 0; round < 2; round++) {
+            plain = Math.max(plain, consume("plain", "bench-plain", MESSAGES, ids(MESSAGES), () -> consumers.plain.get()));
+            lastIdempotentIds = ids(MESSAGES);
+            idempotent = Math.max(idempotent, consume("idempotent", "bench-idempotent", MESSAGES, lastIdempotentIds,
+                    () -> consumers.idempotent.get()));
+            inTransaction = Math.max(inTransaction, consume("in-transaction", "bench-in-transaction", MESSAGES,
+                    ids(MESSAGES), () -> consumers.inTransaction.get()));
+        }
+        double overhead = idempotent / plain;
+        double overheadBest = inTransaction / plain;
+        System.out.printf("1. overhead: plain %.0f msg/s, @Idempotent %.0f msg/s (ratio %.2f),"
+                + " @Idempotent(claimInTransaction) %.0f msg/s (ratio %.2f)%n", plain, idempotent, overhead,
+                inTransaction, overheadBest);
+
+        // 2. Duplicates: the last idempotent run's messages again, all already confirmed.
+        double duplicates = consume("idempotent", "bench-idempotent", MESSAGES, lastIdempotentIds,
+                () -> outcomes.count("idempotent", Outcome.DUPLICATE));
+        System.out.printf("2. duplicates: %.0f msg/s, first deliveries %.0f msg/s (ratio %.2f)%n", duplicates,
+                idempotent, duplicates / idempotent);
+
+        // 3. Store cost: claim + confirm through the extension's store vs the same statements in plain JDBC.
+        double[] store = storeCost();
+        System.out.printf("3. store: claim+confirm %.0f us through the extension, %.0f us hand-written JDBC"
+                + " (ratio %.2f)%n", store[0] / 1000, store[1] / 1000, store[0] / store[1]);
+
+        // 4. Memory store: nanoseconds added per message.
+        double memoryNs = memoryStoreNanos();
+        System.out.printf("4. memory store: %.0f ns per message (claim + confirm)%n", memoryNs);
+
+        // 5. Purge: rows per second on expired rows, and consumer throughput while it runs.
+        double[] purged = purge(idempotent);
+        System.out.printf("5. purge: %.0f rows/s over %d expired rows; consumer %.0f msg/s while purging vs %.0f"
+                + " without (ratio %.2f)%n", purged[0], PURGE_ROWS, purged[1], purged[2], purged[1] / purged[2]);
+
+        System.out.printf(java.util.Locale.ROOT,
+                "BENCH overhead=%.2f overhead_best=%.2f duplicates=%.2f store=%.2f memory_ns=%.0f purge_rows_s=%.0f"
+                        + " purge_impact=%.2f%n",
+                overhead, overheadBest, duplicates / idempotent, store[0] / store[1], memoryNs, purged[0],
+                purged[1] / purged[2]);
+        rabbit.close();
+        return 0;
+    }
+
+    private static List<String> ids(int n) {
+        List<String> ids = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            ids.add(UUID.randomUUID().toString());
+        }
+        return ids;
+    }
+
+    /** Publishes while the channel is paused, then times the consumption. @return messages per second */
+    private double consume(String channel, String queue, int n, List<String> ids, LongSupplier done) throws Exception {
+        channels.getPausable(channel).pause();
+        long before = done.getAsLong();
+        for (int i = 0; i < n; i++) {
+            AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().contentType("text/plain")
+                    .messageId(ids.get(i)).deliveryMode(2).headers(Map.of()).build();
+            publisher.basicPublish("", queue, props, ("payload-" + i).getBytes(StandardCharsets.UTF_8));
+        }
+        publisher.waitForConfirmsOrDie(60_000);
+        long start = System.nanoTime();
+        channels.getPausable(channel).resume();
+        while (done.getAsLong() - before < n) {
+            TimeUnit.MILLISECONDS.sleep(2);
+        }
+        return n / ((System.nanoTime() - start) / 1e9);
+    }
+
+    /** @return nanoseconds per claim+confirm: [extension, hand-written JDBC] */
+    private double[] storeCost() throws Exception {
+        // the same statements as the store's, bound and run by hand
+        String claimSql = DatabaseIdempotencyStore.claimStatement("idempotency_record", "CLAIMED");
+        String confirmSql = DatabaseIdempotencyStore.confirmStatement("idempotency_record");
+        Duration retention = Duration.ofHours(24);
+        Duration timeout = Duration.ofMinutes(5);
+        double[] best = { Double.MAX_VALUE, Double.MAX_VALUE };
+        for (int round = 0; round < 3; round++) {
+            long start = System.nanoTime();
+            for (int i = 0; i < STORE_OPS; i++) {
+                String key = "ext-" + round + "-" + i + "-" + UUID.randomUUID();
+                if (store.claim("bench-store", key, retention, timeout) != ClaimResult.NEW
+                        || !store.confirm("bench-store", key, retention)) {
+                    throw new IllegalStateException("unexpected claim outcome");
+                }
+            }
+            best[0] = Math.min(best[0], (System.nanoTime() - start) / (double) STORE_OPS);
+            start = System.nanoTime();
+            for (int i = 0; i < STORE_OPS; i++) {
+                String id = "bench-jdbc:jdbc-" + round + "-" + i + "-" + UUID.randomUUID();
+                try (Connection c = dataSource.getConnection()) {
+                    try (PreparedStatement ps = c.prepareStatement(claimSql)) {
+                        ps.setString(1, id);
+                        ps.setString(2, id);
+                        ps.setString(3, "bench-jdbc");
+                        ps.setString(4, "jdbc-worker");
+                        ps.setLong(5, retention.toMillis());
+                        ps.setLong(6, timeout.toMillis());
+                        ps.setLong(7, timeout.toMillis());
+                        try (ResultSet rs = ps.executeQuery()) {
+                            if (!rs.next() || !"NEW".equals(rs.getString(1))) {
+                                throw new IllegalStateException("unexpected claim outcome");
+                            }
+                        }
+                    }
+                }
+                try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(confirmSql)) {
+                    ps.setLong(1, retention.toMillis());
+                    ps.setString(2, id);
+                    ps.setString(3, "jdbc-worker");
+                    if (ps.executeUpdate() != 1) {
+                        throw new IllegalStateException("unexpected confirm outcome");
+                    }
+                }
+            }
+            best[1] = Math.min(best[1], (System.nanoTime() - start) / (double) STORE_OPS);
+        }
+        return best;
+    }
+
+    private static double memoryStoreNanos() {
+        InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore("bench");
+        Duration retention = Duration.ofHours(1);
+        Duration timeout = Duration.ofMinutes(5);
+        int ops = 1_000_000;
+        String[] keys = new String[ops];
+        for (int i = 0; i < ops; i++) {
+            keys[i] = "k" + i;
+        }
+        double[] rounds = new double[7];
+        for (int round = 0; round < rounds.length; round++) {
+            memory.clear();
+            long start = System.nanoTime();
+            for (int i = 0; i < ops; i++) {
+                memory.claim("bench", keys[i], retention, timeout);
+                memory.confirm("bench", keys[i], retention);
+            }
+            rounds[round] = (System.nanoTime() - start) / (double) ops;
+        }
+        // the first rounds warm the JIT up; the median of the rest
+        double[] measured = Arrays.copyOfRange(rounds, 2, rounds.length);
+        Arrays.sort(measured);
+        return measured[measured.length / 2];
+    }
+
+    /** @return [rows purged per second, consumer msg/s while purging, consumer msg/s without] */
+    private double[] purge(double without) throws Exception {
+        fillExpired(PURGE_ROWS);
+        long start = System.nanoTime();
+        long deleted = purge.purgeExpired();
+        double rowsPerSecond = deleted / ((System.nanoTime() - start) / 1e9);
+        if (deleted < PURGE_ROWS) {
+            throw new IllegalStateException("purged " + deleted + " of " + PURGE_ROWS);
+        }
+
+        fillExpired(PURGE_ROWS);
+        CompletableFuture<Long> purging = CompletableFuture.supplyAsync(purge::purgeExpired);
+        double during = consume("idempotent", "bench-idempotent", MESSAGES, ids(MESSAGES),
+                () -> consumers.idempotent.get());
+        boolean overlapped = !purging.isDone();
+        purging.get();
+        double after = consume("idempotent", "bench-idempotent", MESSAGES, ids(MESSAGES),
+                () -> consumers.idempotent.get());
+        if (!overlapped) {
+            System.out.println("   (the purge finished before the consumer run did)");
+        }
+        return new double[] { rowsPerSecond, during, Math.max(after, without) };
+    }
+
+    private void fillExpired(int rows) throws Exception {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, expires_at)"
+                    + " SELECT 'expired:' || g || ':' || md5(random()::text), 'expired', CASE WHEN g % 2 = 0 THEN"
+                    + " 'CONFIRMED' ELSE 'CLAIMED' END, 'bench', now() - interval '2 days', now() - interval '1 day'"
+                    + " FROM generate_series(1, " + rows + ") g");
+            s.execute("ANALYZE idempotency_record");
+        }
+    }
+}

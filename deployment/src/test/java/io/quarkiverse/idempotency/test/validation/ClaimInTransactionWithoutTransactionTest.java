@@ -1,0 +1,35 @@
+package io.quarkiverse.idempotency.test.validation;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.deployment.exception.UnsupportedSignatureException;
+import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkus.test.QuarkusUnitTest;
+
+class ClaimInTransactionWithoutTransactionTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.failing(UnsupportedSignatureException.class,
+            "@Idempotent(claimInTransaction = true) needs a @Transactional method", Consumer.class);
+
+    @Test
+    void buildFails() {
+        fail("the build must fail");
+    }
+
+    @ApplicationScoped
+    public static class Consumer {
+
+        @Incoming("in")
+        @Idempotent(claimInTransaction = true)
+        public void handle(String payload) {
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package io.quarkiverse.idempotency.it;
+
+import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.containsString;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.time.Duration;
+import java.util.UUID;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.test.junit.QuarkusTest;
+
+/**
+ * The demo application seen only from outside (broker, database, HTTP), so that {@link DemoIT} runs the same tests
+ * against the packaged application: the jar here, the native binary where GraalVM exists.
+ */
+@QuarkusTest
+class DemoTest {
+
+    static Broker broker;
+
+    @BeforeAll
+    static void connect() {
+        broker = new Broker();
+    }
+
+    @AfterAll
+    static void disconnect() {
+        broker.close();
+    }
+
+    @BeforeEach
+    void reset() {
+        broker.reset();
+        Ledger.reset();
+    }
+
+    @Test
+    void paymentPublishedThreeTimesIsChargedOnce() {
+        String id = UUID.randomUUID().toString();
+        for (int i = 0; i < 3; i++) {
+            broker.publishToQueue(id, Broker.payment("D-1", 1299));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> Ledger.charges("D-1") == 1
+                && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0);
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> Ledger.charges("D-1") == 1);
+        assertEquals(0, broker.ready(Broker.DLQ));
+    }
+
+    @Test
+    void sameOrderUnderANewMessageIdIsChargedOnceAndKeylessIsDeadLettered() {
+        broker.publishToQueue(UUID.randomUUID().toString(), Broker.payment("D-2", 100));
+        broker.publishToQueue(UUID.randomUUID().toString(), Broker.payment("D-2", 100));
+        broker.publishToQueue(UUID.randomUUID().toString(), Broker.payment(null, 100));
+        await().atMost(Duration.ofSeconds(30)).until(() -> Ledger.charges("D-2") == 1
+                && broker.ready(Broker.QUEUE) == 0 && broker.ready(Broker.DLQ) == 1);
+    }
+
+    @Test
+    void readinessIncludesTheStoreAndMetricsCountOutcomes() {
+        broker.publishToQueue(UUID.randomUUID().toString(), Broker.payment("D-3", 100));
+        await().atMost(Duration.ofSeconds(30)).until(() -> Ledger.charges("D-3") == 1);
+        given().get("/q/health/ready").then().statusCode(200).body(containsString("Idempotency store"));
+        given().get("/q/metrics").then().statusCode(200)
+                .body(containsString("idempotency_deliveries_total{channel=\"payments\",outcome=\"first\""))
+                .body(containsString("idempotency_claim_seconds"));
+    }
+}
