@@ -46,8 +46,6 @@ public class InboundMessages implements PublisherDecorator {
     @Override
     public Multi<? extends Message<?>> decorate(Multi<? extends Message<?>> publisher, List<String> channelNames,
             boolean isConnector) {
-        org.jboss.logging.Logger.getLogger(InboundMessages.class).infof("decorate %s %s %s", channelNames, isConnector,
-                methods.channels());
         if (!isConnector) {
             return publisher;
         }
@@ -66,8 +64,6 @@ public class InboundMessages implements PublisherDecorator {
     }
 
     private static void remember(String channel, Message<?> message) {
-        org.jboss.logging.Logger.getLogger(InboundMessages.class).infof("remember %s %s %s", channel, message.getMetadata(),
-                Vertx.currentContext());
         for (Object metadata : message.getMetadata()) {
             if (metadata instanceof LocalContextMetadata local) {
                 Context context = local.context();

@@ -1,7 +1,9 @@
 package io.quarkiverse.idempotency.runtime.database;
 
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
@@ -61,6 +63,18 @@ public class IdempotencyRecord extends PanacheEntityBase {
     /** When the key may be purged. */
     @Column(name = "expires_at", nullable = false)
     public Instant expiresAt;
+
+    /** @return this key's columns by name, for display */
+    public Map<String, Object> describe() {
+        Map<String, Object> columns = new LinkedHashMap<>();
+        columns.put("key", scopedKey);
+        columns.put("scope", scope);
+        columns.put("state", state.name());
+        columns.put("claimedBy", claimedBy);
+        columns.put("recordedAt", recordedAt.toString());
+        columns.put("expiresAt", expiresAt.toString());
+        return columns;
+    }
 
     /** @return the number of keys in a state */
     public static long countByState(State state) {

@@ -1,0 +1,91 @@
+package io.quarkiverse.idempotency.test.devui;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkus.devui.tests.DevUIJsonRPCTest;
+import io.quarkus.test.QuarkusDevModeTest;
+
+/**
+ * The Dev UI card's data and its purge button, through the Dev UI's JSON-RPC endpoint in a running dev-mode
+ * application on the real PostgreSQL: the web component only renders what these methods return.
+ */
+class DevUIJsonRpcTest extends DevUIJsonRPCTest {
+
+    @RegisterExtension
+    static final QuarkusDevModeTest APP = new QuarkusDevModeTest()
+            .withApplicationRoot(jar -> jar.addClasses(Consumer.class).addAsResource(new StringAsset(String.join("\n",
+                    "quarkus.devservices.enabled=false",
+                    "quarkus.idempotency.store=database",
+                    // the scheduled purge stays out of the way: this test purges on demand
+                    "quarkus.idempotency.purge.every=off",
+                    "quarkus.datasource.db-kind=postgresql",
+                    "quarkus.datasource.username=" + TestApps.jdbcUser(),
+                    "quarkus.datasource.jdbc.url=" + TestApps.jdbcUrl(),
+                    "quarkus.hibernate-orm.schema-management.strategy=drop-and-create",
+                    "mp.messaging.incoming.in.connector=smallrye-in-memory",
+                    "mp.messaging.incoming.in.run-on-vertx-context=true")), "application.properties"));
+
+    DevUIJsonRpcTest() {
+        super("quarkus-idempotency");
+    }
+
+    @Test
+    void showsKeysByStateOldestClaimsRecentKeysAndPurgesOnDemand() throws Exception {
+        executeJsonRPCMethod("getState"); // the application is up and its schema created
+        execute("DELETE FROM idempotency_record");
+        execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, expires_at) VALUES"
+                + " ('in:live', 'in', 'CLAIMED', 'w-1', now() - interval '90 seconds', now() + interval '1 day'),"
+                + " ('in:done', 'in', 'CONFIRMED', 'w-1', now(), now() + interval '1 day'),"
+                + " ('in:old1', 'in', 'CONFIRMED', 'w-1', now() - interval '2 days', now() - interval '1 day'),"
+                + " ('in:old2', 'in', 'CLAIMED', 'w-2', now() - interval '2 days', now() - interval '1 day')");
+
+        JsonNode state = executeJsonRPCMethod("getState");
+        assertEquals("DatabaseIdempotencyStore", state.get("store").asText());
+        assertEquals(2, state.get("counts").get("CLAIMED").asInt());
+        assertEquals(2, state.get("counts").get("CONFIRMED").asInt());
+        assertEquals("in:old2", state.get("oldestClaims").get(0).get("key").asText(), "oldest claim first");
+        assertEquals("in:done", state.get("recent").get(0).get("key").asText(), "most recent first");
+        assertTrue(state.get("oldestClaimAgeSeconds").asLong() >= 86_400);
+        assertTrue(state.get("lastPurge") == null || state.get("lastPurge").isNull(), "no purge ran yet");
+
+        JsonNode purged = executeJsonRPCMethod("purgeNow");
+        assertEquals(2, purged.get("deleted").asInt(), "the two expired keys");
+
+        state = executeJsonRPCMethod("getState");
+        assertEquals(1, state.get("counts").get("CLAIMED").asInt());
+        assertEquals(1, state.get("counts").get("CONFIRMED").asInt());
+        assertEquals(2, state.get("lastPurge").get("deleted").asInt());
+    }
+
+    private static void execute(String sql) throws SQLException {
+        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), "");
+                Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    @ApplicationScoped
+    public static class Consumer {
+        @Incoming("in")
+        @Idempotent
+        void handle(String payload) {
+        }
+    }
+}
