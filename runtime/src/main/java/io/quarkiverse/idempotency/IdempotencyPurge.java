@@ -3,6 +3,7 @@ package io.quarkiverse.idempotency;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
 
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
@@ -45,20 +46,32 @@ public class IdempotencyPurge {
     }
 
     /**
-     * Deletes every expired key, {@code quarkus.idempotency.purge.batch-size} at a time.
+     * Deletes every expired key, {@code quarkus.idempotency.purge.batch-size} at a time, pausing
+     * {@code quarkus.idempotency.purge.pause-between-batches} between batches.
      *
      * @return the number of keys deleted
      */
     public synchronized long purgeExpired() {
         long start = System.nanoTime();
         int batchSize = config.purge().batchSize();
+        long pauseNanos = config.purge().pauseBetweenBatches().toNanos();
         long deleted = 0;
         int batch;
-        do {
+        while (true) {
             batch = store.purgeExpired(batchSize);
             deleted += batch;
             metrics.purged(batch);
-        } while (batch >= batchSize);
+            if (batch < batchSize) {
+                break;
+            }
+            if (pauseNanos > 0) {
+                // Throttling on purpose: the consumers share the database with this background work.
+                LockSupport.parkNanos(pauseNanos);
+                if (Thread.currentThread().isInterrupted()) {
+                    break;
+                }
+            }
+        }
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         lastRun = new Run(Instant.now(), deleted, took);
         LOG.debugf("Purged %d expired idempotency keys in %d ms", deleted, took.toMillis());
