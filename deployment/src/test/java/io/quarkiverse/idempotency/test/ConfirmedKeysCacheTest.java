@@ -4,7 +4,6 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
-import java.util.Collection;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.inject.Inject;
@@ -16,10 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.idempotency.ClaimResult;
-import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
-import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.reactive.messaging.memory.InMemoryConnector;
 
@@ -31,7 +28,7 @@ class ConfirmedKeysCacheTest {
 
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.inMemory(new String[] { "orders" }, new String[0], Consumer.class,
-            CountingStore.class);
+            CountingStore.class, DelegatingStore.class);
 
     @Inject
     @Connector("smallrye-in-memory")
@@ -77,35 +74,15 @@ class ConfirmedKeysCacheTest {
     }
 
     @Singleton
-    public static class CountingStore implements IdempotencyStore {
-        final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore("this-worker");
+    public static class CountingStore extends DelegatingStore {
         final InMemoryIdempotencyStore other = delegate.asWorker("other-worker");
         final AtomicInteger claims = new AtomicInteger();
 
         @Override
         public ClaimResult claim(String scope, String key, Duration retention, Duration claimTimeout) {
             claims.incrementAndGet();
-            return delegate.claim(scope, key, retention, claimTimeout);
+            return super.claim(scope, key, retention, claimTimeout);
         }
 
-        @Override
-        public boolean confirm(String scope, String key, Duration retention) {
-            return delegate.confirm(scope, key, retention);
-        }
-
-        @Override
-        public boolean forget(String scope, String key) {
-            return delegate.forget(scope, key);
-        }
-
-        @Override
-        public void renew(Collection<ScopedKey> keys) {
-            delegate.renew(keys);
-        }
-
-        @Override
-        public int purgeExpired(int limit) {
-            return delegate.purgeExpired(limit);
-        }
     }
 }

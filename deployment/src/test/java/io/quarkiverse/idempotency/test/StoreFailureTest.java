@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.Collection;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.inject.Inject;
@@ -18,10 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.idempotency.ClaimResult;
-import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.Idempotent;
-import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
-import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.StoreUnavailableException;
 import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.reactive.messaging.memory.InMemoryConnector;
@@ -34,7 +30,7 @@ class StoreFailureTest {
 
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.inMemory(new String[] { "orders" }, new String[0],
-            Consumer.class, SwitchableStore.class);
+            Consumer.class, SwitchableStore.class, DelegatingStore.class);
 
     @Inject
     @Connector("smallrye-in-memory")
@@ -78,8 +74,7 @@ class StoreFailureTest {
     }
 
     @Singleton
-    public static class SwitchableStore implements IdempotencyStore {
-        private final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore("test-worker");
+    public static class SwitchableStore extends DelegatingStore {
         volatile boolean down;
 
         @Override
@@ -87,27 +82,8 @@ class StoreFailureTest {
             if (down) {
                 throw new IllegalStateException("connection refused");
             }
-            return delegate.claim(scope, key, retention, claimTimeout);
+            return super.claim(scope, key, retention, claimTimeout);
         }
 
-        @Override
-        public boolean confirm(String scope, String key, Duration retention) {
-            return delegate.confirm(scope, key, retention);
-        }
-
-        @Override
-        public boolean forget(String scope, String key) {
-            return delegate.forget(scope, key);
-        }
-
-        @Override
-        public void renew(Collection<ScopedKey> keys) {
-            delegate.renew(keys);
-        }
-
-        @Override
-        public int purgeExpired(int limit) {
-            return delegate.purgeExpired(limit);
-        }
     }
 }

@@ -1,6 +1,8 @@
 package io.quarkiverse.idempotency.it;
 
+import static io.restassured.RestAssured.given;
 import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.containsString;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
@@ -66,11 +68,13 @@ class FaultsTest {
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> deliveries("store-error") - storeErrorsBefore >= 10);
         assertEquals(0, broker.ready(Broker.DLQ), "a store outage never dead-letters");
+        given().get("/q/health/ready").then().statusCode(503).body(containsString("Idempotency store"));
 
         ProxiedServices.database.restore();
         await().atMost(Duration.ofSeconds(60)).until(() -> Ledger.distinctChargedOrders() == 40
                 && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0 && deliveries("duplicate") >= 5);
         assertEquals(40, Ledger.charges(), "each payment charged exactly once");
+        given().get("/q/health/ready").then().statusCode(200);
         assertEquals(0, broker.ready(Broker.DLQ));
     }
 

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -28,10 +27,8 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 
 import io.quarkiverse.idempotency.ClaimResult;
-import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.Idempotent;
-import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
-import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.test.DelegatingStore;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -47,12 +44,14 @@ class RabbitMQOutcomesTest {
     @RegisterExtension
     static final QuarkusUnitTest APP = new QuarkusUnitTest()
             .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class)
-                    .addClasses(Consumers.class, SwitchableStore.class))
+                    .addClasses(Consumers.class, SwitchableStore.class, DelegatingStore.class))
             .overrideConfigKey("quarkus.devservices.enabled", "false")
             .overrideConfigKey("quarkus.datasource.active", "false")
             .overrideConfigKey("quarkus.hibernate-orm.active", "false")
             .overrideConfigKey("quarkus.idempotency.store", "memory")
             .overrideConfigKey("quarkus.idempotency.retry-delay", "200ms")
+            // the redelivery must reach the store, which counts it
+            .overrideConfigKey("quarkus.idempotency.confirmed-keys-cache-size", "0")
             .overrideConfigKey("rabbitmq-host", env("RABBITMQ_HOST", "127.0.0.1"))
             .overrideConfigKey("rabbitmq-port", env("RABBITMQ_PORT", "5672"))
             .overrideConfigKey("rabbitmq-username", env("RABBITMQ_USERNAME", "guest"))
@@ -162,8 +161,7 @@ class RabbitMQOutcomesTest {
     }
 
     @Singleton
-    public static class SwitchableStore implements IdempotencyStore {
-        private final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore("test-worker");
+    public static class SwitchableStore extends DelegatingStore {
         final AtomicInteger failedClaims = new AtomicInteger();
         final AtomicInteger duplicateClaims = new AtomicInteger();
         volatile boolean down;
@@ -174,31 +172,12 @@ class RabbitMQOutcomesTest {
                 failedClaims.incrementAndGet();
                 throw new IllegalStateException("connection refused");
             }
-            ClaimResult result = delegate.claim(scope, key, retention, claimTimeout);
+            ClaimResult result = super.claim(scope, key, retention, claimTimeout);
             if (result == ClaimResult.DONE) {
                 duplicateClaims.incrementAndGet();
             }
             return result;
         }
 
-        @Override
-        public boolean confirm(String scope, String key, Duration retention) {
-            return delegate.confirm(scope, key, retention);
-        }
-
-        @Override
-        public boolean forget(String scope, String key) {
-            return delegate.forget(scope, key);
-        }
-
-        @Override
-        public void renew(Collection<ScopedKey> keys) {
-            delegate.renew(keys);
-        }
-
-        @Override
-        public int purgeExpired(int limit) {
-            return delegate.purgeExpired(limit);
-        }
     }
 }
