@@ -12,6 +12,7 @@ import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.DeliveryInProgressException;
 import io.quarkiverse.idempotency.HandlerRolledBackException;
 import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
 import io.quarkiverse.idempotency.KeyMissingException;
 import io.quarkiverse.idempotency.MessageIdKey;
 import io.quarkiverse.idempotency.ScopedKey;
@@ -40,7 +41,9 @@ public class IdempotencyGuard {
         this.renewer = new ClaimRenewer(store, methods.shortestClaimTimeout());
         this.messageIds = messageIds;
         this.metrics = metrics;
-        this.confirmedKeys = config.confirmedKeysCacheSize() > 0 ? new ConfirmedKeys(config.confirmedKeysCacheSize())
+        // The memory store answers as fast as the cache would, and tests clear it between cases: no cache in front.
+        this.confirmedKeys = config.confirmedKeysCacheSize() > 0 && !(store instanceof InMemoryIdempotencyStore)
+                ? new ConfirmedKeys(config.confirmedKeysCacheSize())
                 : null;
         this.claimInTransaction = store.supportsClaimInTransaction();
     }

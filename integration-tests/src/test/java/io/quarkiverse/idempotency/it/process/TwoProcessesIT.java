@@ -34,6 +34,7 @@ class TwoProcessesIT {
             broker.reset();
             Ledger.reset();
             await().atMost(Duration.ofSeconds(30)).until(() -> broker.consumers(Broker.QUEUE) >= 2);
+            assertEquals(2, broker.consumers(Broker.QUEUE), "these two processes are the only consumers");
 
             Random random = new Random(7);
             List<String[]> mix = new ArrayList<>();
