@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.DeliveryInProgressException;
 import io.quarkiverse.idempotency.HandlerRolledBackException;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.test.Delivered;
@@ -109,6 +110,18 @@ class ClaimInTransactionTest {
         assertEquals(runsBefore, charger.runs.get(), "the duplicate did not run");
         assertEquals("1", query("SELECT count(*)::text FROM test_charge"));
         assertFalse(second.nacks().size() > 0);
+    }
+
+    @Test
+    void aStaleClaimOfTheOtherModeIsTakenOverALiveOneIsBusy() throws SQLException {
+        execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, expires_at) VALUES"
+                + " ('charges:m-5', 'charges', 'CLAIMED', 'dead-worker', now() - interval '1 hour', now() + interval '1 day'),"
+                + " ('charges:m-6', 'charges', 'CLAIMED', 'live-worker', now(), now() + interval '1 day')");
+        assertEquals(1, send(Delivered.withId("m-5", "A-5")).acks(), "the dead worker's claim is taken over");
+        assertEquals("CONFIRMED", query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-5'"));
+        assertInstanceOf(DeliveryInProgressException.class, send(Delivered.withId("m-6", "A-6")).nacks().get(0));
+        assertEquals("1", query("SELECT count(*)::text FROM test_charge"), "only the taken-over one ran");
+        assertEquals("live-worker", query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 'charges:m-6'"));
     }
 
     private Delivered<String> send(Delivered<String> d) {

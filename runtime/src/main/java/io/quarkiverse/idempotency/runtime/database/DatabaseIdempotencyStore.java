@@ -36,7 +36,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     private final TransactionManager transactions;
     private final String worker;
     private final String claimSql;
-    private final String claimConfirmedSql;
+    private final String insertConfirmedSql;
+    private final String takeOverConfirmedSql;
     private final String confirmSql;
     private final String forgetSql;
     private final String renewSql;
@@ -51,7 +52,12 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         this.transactions = transactions;
         this.worker = worker;
         this.claimSql = claimStatement(table, "CLAIMED");
-        this.claimConfirmedSql = claimStatement(table, "CONFIRMED");
+        this.insertConfirmedSql = "INSERT INTO " + table + " (scoped_key, scope, state, claimed_by, recorded_at,"
+                + " expires_at) VALUES (?, ?, 'CONFIRMED', ?, now(), now() + ? * interval '1 millisecond')"
+                + " ON CONFLICT (scoped_key) DO NOTHING";
+        this.takeOverConfirmedSql = "UPDATE " + table + " SET state = 'CONFIRMED', claimed_by = ?, recorded_at = now(),"
+                + " expires_at = now() + ? * interval '1 millisecond'"
+                + " WHERE scoped_key = ? AND state = 'CLAIMED' AND recorded_at < now() - ? * interval '1 millisecond'";
         this.confirmSql = confirmStatement(table);
         this.forgetSql = "DELETE FROM " + table + " WHERE scoped_key = ? AND state = 'CLAIMED' AND claimed_by = ?";
         this.renewSql = "UPDATE " + table + " SET recorded_at = now()"
@@ -108,7 +114,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
 
     @Override
     public ClaimResult claim(String scope, String key, Duration retention, Duration claimTimeout) {
-        return onItsOwn(() -> claim(claimSql, scope, key, retention, claimTimeout));
+        return onItsOwn(() -> claimOnItsOwn(scope, key, retention, claimTimeout));
     }
 
     @Override
@@ -116,15 +122,53 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         return true;
     }
 
+    /**
+     * Inside the handler's transaction the common case, a new key, is a plain insert: the row needs no claim phase, and
+     * a concurrent delivery of the key waits on it until this transaction ends. Only on a conflict is the existing row
+     * looked at, in statements of their own (a fresh snapshot each): a stale claim of the other mode is taken over,
+     * a confirmed key is a duplicate, anything else is busy.
+     */
     @Override
     public ClaimResult claimConfirmedInTransaction(String scope, String key, Duration retention,
             Duration claimTimeout) {
-        return claim(claimConfirmedSql, scope, key, retention, claimTimeout);
+        String id = StorageKeys.of(scope, key);
+        try (Connection c = dataSource.getConnection()) {
+            try (PreparedStatement ps = c.prepareStatement(insertConfirmedSql)) {
+                ps.setString(1, id);
+                ps.setString(2, StorageKeys.scopeColumn(scope));
+                ps.setString(3, worker);
+                ps.setLong(4, retention.toMillis());
+                if (ps.executeUpdate() == 1) {
+                    return ClaimResult.NEW;
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement(takeOverConfirmedSql)) {
+                ps.setString(1, worker);
+                ps.setLong(2, retention.toMillis());
+                ps.setString(3, id);
+                ps.setLong(4, claimTimeout.toMillis());
+                if (ps.executeUpdate() == 1) {
+                    return ClaimResult.TAKEN_OVER;
+                }
+            }
+            return state(c, id);
+        } catch (SQLException e) {
+            throw new IllegalStateException("Claiming " + scope + ":" + key + " failed: " + e.getMessage(), e);
+        }
     }
 
-    private ClaimResult claim(String sql, String scope, String key, Duration retention, Duration claimTimeout) {
+    private ClaimResult state(Connection c, String id) throws SQLException {
+        try (PreparedStatement state = c.prepareStatement(stateSql)) {
+            state.setString(1, id);
+            try (ResultSet rs = state.executeQuery()) {
+                return rs.next() && "CONFIRMED".equals(rs.getString(1)) ? ClaimResult.DONE : ClaimResult.BUSY;
+            }
+        }
+    }
+
+    private ClaimResult claimOnItsOwn(String scope, String key, Duration retention, Duration claimTimeout) {
         String id = StorageKeys.of(scope, key);
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(claimSql)) {
             ps.setString(1, id);
             ps.setString(2, id);
             ps.setString(3, StorageKeys.scopeColumn(scope));
@@ -137,12 +181,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                     return ClaimResult.valueOf(rs.getString(1));
                 }
             }
-            try (PreparedStatement state = c.prepareStatement(stateSql)) {
-                state.setString(1, id);
-                try (ResultSet rs = state.executeQuery()) {
-                    return rs.next() && "CONFIRMED".equals(rs.getString(1)) ? ClaimResult.DONE : ClaimResult.BUSY;
-                }
-            }
+            return state(c, id);
         } catch (SQLException e) {
             throw new IllegalStateException("Claiming " + scope + ":" + key + " failed: " + e.getMessage(), e);
         }
