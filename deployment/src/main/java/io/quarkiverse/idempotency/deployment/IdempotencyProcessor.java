@@ -1,8 +1,10 @@
 package io.quarkiverse.idempotency.deployment;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -19,6 +21,7 @@ import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.MessageIdKey;
 import io.quarkiverse.idempotency.deployment.exception.InvalidTableNameException;
+import io.quarkiverse.idempotency.deployment.exception.SharedScopeException;
 import io.quarkiverse.idempotency.deployment.exception.StoreConfigurationException;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig.StoreKind;
@@ -189,16 +192,37 @@ class IdempotencyProcessor {
                             + " project dependencies, or set quarkus.idempotency.store=memory"));
         }
         String table = config.database().table();
-        if (!TABLE_NAME.matcher(table).matches()) {
+        if (!TABLE_NAME.matcher(table).matches() || SqlKeywords.reserved(table)) {
             found.add(new InvalidTableNameException("quarkus.idempotency.database.table='" + table + "' is not a"
                     + " valid table name", "quarkus.idempotency.database.table",
                     "use letters, digits and"
                             + " underscores, starting with a letter or underscore, optionally qualified by a schema"
-                            + " (messaging.idempotency_record)"));
+                            + " (messaging.idempotency_record), and not a reserved SQL word"));
         }
+        found.addAll(sharedScopes(methods));
         if (!found.isEmpty()) {
             errors.produce(new ValidationErrorBuildItem(found));
         }
+    }
+
+    // Two methods consuming one channel (a broadcast) under one scope would share keys: the second never runs.
+    private static List<Throwable> sharedScopes(IdempotentMethodsBuildItem methods) {
+        Map<String, String> owners = new HashMap<>();
+        List<Throwable> errors = new ArrayList<>();
+        for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
+            IdempotentMethodInfo info = entry.info();
+            for (String channel : info.getChannels()) {
+                String scope = info.getScope().isEmpty() ? channel : info.getScope();
+                String other = owners.putIfAbsent(channel + "\u0000" + scope, info.getDescription());
+                if (other != null) {
+                    errors.add(new SharedScopeException("@Idempotent methods " + other + " and "
+                            + info.getDescription() + " both consume channel '" + channel + "' under scope '" + scope
+                            + "', so the second would take every message for a duplicate",
+                            "channel=" + channel, "give each of them its own @Idempotent(scope = ...)"));
+                }
+            }
+        }
+        return errors;
     }
 
     /**

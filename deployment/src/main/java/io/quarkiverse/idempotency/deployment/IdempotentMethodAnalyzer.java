@@ -99,7 +99,7 @@ final class IdempotentMethodAnalyzer {
                     "take the payload or the Message as its first parameter"));
             return;
         }
-        boolean messageParameter = method.parameterType(0).name().equals(MESSAGE);
+        boolean messageParameter = isMessage(method.parameterType(0));
         Returns returns = returns(returnType);
         boolean processor = method.hasDeclaredAnnotation(OUTGOING);
         boolean blocking = method.hasDeclaredAnnotation(BLOCKING) || method.hasDeclaredAnnotation(MESSAGING_BLOCKING)
@@ -115,6 +115,12 @@ final class IdempotentMethodAnalyzer {
                         + "), which acknowledges the message before its outcome is known", where,
                         "remove @Acknowledgment or use POST_PROCESSING"));
             }
+        }
+        if (messageParameter && processor) {
+            errors.add(new UnsupportedSignatureException(
+                    "@Idempotent method takes a Message and produces one (@Outgoing), so the outcome of the input"
+                            + " cannot be known before the output is acknowledged downstream",
+                    where, "take the payload and return the output payload (a duplicate then emits nothing)"));
         }
         if (messageParameter && returns == Returns.SYNC) {
             errors.add(new UnsupportedSignatureException(
@@ -141,11 +147,12 @@ final class IdempotentMethodAnalyzer {
 
         AnnotationValue claimInTransaction = idempotent.value("claimInTransaction");
         boolean inTransaction = claimInTransaction != null && claimInTransaction.asBoolean();
-        if (inTransaction && (!transactional || returns != Returns.SYNC || messageParameter)) {
+        if (inTransaction && (!transactional || returns != Returns.SYNC || messageParameter
+                || !startsTransaction(method))) {
             errors.add(new UnsupportedSignatureException(
                     "@Idempotent(claimInTransaction = true) needs a @Transactional method that takes the payload and"
-                            + " returns void or a value",
-                    where, "add @Transactional, or remove claimInTransaction"));
+                            + " returns void or a value, and always runs in a transaction",
+                    where, "add @Transactional (REQUIRED, REQUIRES_NEW or MANDATORY), or remove claimInTransaction"));
         }
         String keyFunction = keyFunction(idempotent, method, messageParameter, where);
         String retention = duration(idempotent, "retention", where);
@@ -158,6 +165,36 @@ final class IdempotentMethodAnalyzer {
                             scope == null ? "" : scope.asString().trim(), keyFunction, retention, claimTimeout,
                             returns, messageParameter, processor, transactional, inTransaction)));
         }
+    }
+
+    // A Message, or a connector's own message type (IncomingRabbitMQMessage, ...).
+    private boolean isMessage(Type type) {
+        if (type.name().equals(MESSAGE)) {
+            return true;
+        }
+        if (type.kind() != Type.Kind.CLASS && type.kind() != Type.Kind.PARAMETERIZED_TYPE) {
+            return false;
+        }
+        try {
+            Class<?> loaded = Class.forName(type.name().toString(), false,
+                    Thread.currentThread().getContextClassLoader());
+            return org.eclipse.microprofile.reactive.messaging.Message.class.isAssignableFrom(loaded);
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+
+    // @Transactional without a type, or with one that always has a transaction when the method body runs.
+    private static boolean startsTransaction(MethodInfo method) {
+        AnnotationInstance transactional = method.declaredAnnotation(TRANSACTIONAL);
+        if (transactional == null) {
+            transactional = method.declaringClass().declaredAnnotation(TRANSACTIONAL);
+        }
+        if (transactional == null) {
+            return false;
+        }
+        AnnotationValue type = transactional.value();
+        return type == null || Set.of("REQUIRED", "REQUIRES_NEW", "MANDATORY").contains(type.asEnum());
     }
 
     private String keyFunction(AnnotationInstance idempotent, MethodInfo method, boolean messageParameter,

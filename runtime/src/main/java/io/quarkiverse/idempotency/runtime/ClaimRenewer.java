@@ -50,7 +50,12 @@ final class ClaimRenewer implements AutoCloseable {
         long now = System.nanoTime();
         List<Delivery> due = new ArrayList<>();
         for (Delivery d : running) {
-            if (now - d.renewedAt() >= d.plan().claimTimeout().toNanos() / 3) {
+            if (now - d.startedAt() >= d.plan().retention().toNanos()) {
+                // a handler that never settled (a lost stage): let its claim expire rather than renew it for ever
+                running.remove(d);
+                LOG.warnf("Stopped renewing the claim on key '%s': %s has held it longer than its retention",
+                        d.key(), d.plan().description());
+            } else if (now - d.renewedAt() >= d.plan().claimTimeout().toNanos() / 3) {
                 due.add(d);
             }
         }

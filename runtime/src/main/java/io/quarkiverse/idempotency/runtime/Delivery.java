@@ -20,6 +20,7 @@ public final class Delivery {
     private volatile ClaimResult claim;
     private final boolean claimInTransaction;
     private final AtomicBoolean settled = new AtomicBoolean();
+    private final long startedAt;
     private volatile long renewedAt;
     private volatile boolean confirmedInTransaction;
     private volatile boolean claimLost;
@@ -31,6 +32,7 @@ public final class Delivery {
         this.key = key;
         this.claim = claim;
         this.claimInTransaction = claim == null;
+        this.startedAt = now;
         this.renewedAt = now;
     }
 
@@ -90,6 +92,10 @@ public final class Delivery {
     /** @return true the first time only: a delivery is confirmed or forgotten once */
     boolean settle() {
         return settled.compareAndSet(false, true);
+    }
+
+    long startedAt() {
+        return startedAt;
     }
 
     long renewedAt() {

@@ -11,6 +11,7 @@ import io.quarkiverse.idempotency.ClaimLostException;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.DeliveryInProgressException;
 import io.quarkiverse.idempotency.HandlerRolledBackException;
+import io.quarkiverse.idempotency.IdempotencyException;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
 import io.quarkiverse.idempotency.KeyMissingException;
@@ -208,6 +209,14 @@ public class IdempotencyGuard {
     }
 
     /**
+     * The handler's result was cancelled: stop renewing the claim, which then expires (a redelivery waits for the
+     * claim timeout). Nothing is known of the outcome, so the claim is neither confirmed nor forgotten.
+     */
+    public void abandoned(Delivery delivery) {
+        renewer.untrack(delivery);
+    }
+
+    /**
      * The handler failed: forget this worker's claim, so that the retry really runs.
      */
     public void failed(Delivery delivery, Throwable failure) {
@@ -215,7 +224,10 @@ public class IdempotencyGuard {
         if (!delivery.settle()) {
             return;
         }
-        metrics.delivery(delivery.channel(), Outcome.FAILED);
+        if (!(failure instanceof IdempotencyException)) {
+            // busy and store outcomes met inside the transaction were counted as such already
+            metrics.delivery(delivery.channel(), Outcome.FAILED);
+        }
         // A claim made in the handler's transaction rolled back with it; a lost claim is another worker's now.
         if (!delivery.isClaimLost() && !delivery.claimsInTransaction()) {
             forget(delivery);

@@ -114,7 +114,7 @@ public class IdempotencyInterceptor {
             }
             guard.succeeded(delivery);
             return item;
-        }));
+        })).onCancellation().invoke(() -> guard.abandoned(delivery));
     }
 
     private Object aroundMessage(InvocationContext ic, MethodPlan plan) throws Exception {
@@ -158,7 +158,7 @@ public class IdempotencyInterceptor {
         return handled.onFailure().call(failure -> Blocking.call(() -> {
             guard.failed(delivery, failure);
             return null;
-        })).replaceWithVoid().subscribeAsCompletionStage();
+        })).onCancellation().invoke(() -> guard.abandoned(delivery)).replaceWithVoid().subscribeAsCompletionStage();
     }
 
     @SuppressWarnings("unchecked")

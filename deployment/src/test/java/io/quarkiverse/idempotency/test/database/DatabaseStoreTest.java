@@ -166,6 +166,14 @@ class DatabaseStoreTest {
     }
 
     @Test
+    void keysWithNulAreStoredAsDigestsNotRejected() {
+        String withNul = "order\u0000A-1";
+        assertEquals(ClaimResult.NEW, store.claim("nul", withNul, RETENTION, CLAIM_TIMEOUT));
+        assertEquals(ClaimResult.BUSY, otherWorker.claim("nul", withNul, RETENTION, CLAIM_TIMEOUT));
+        assertTrue(store.confirm("nul", withNul, RETENTION));
+    }
+
+    @Test
     void keysAreBoundParametersNotSql() {
         String hostile = "'); DROP TABLE idempotency_record; --";
         assertEquals(ClaimResult.NEW, store.claim(hostile, hostile, RETENTION, CLAIM_TIMEOUT));

@@ -91,6 +91,16 @@ class TransactionalHandlerTest {
     }
 
     @Test
+    void aCheckedExceptionAlsoRollsBackBothAndForgetsTheClaim() throws SQLException {
+        charger.mode = Mode.CHECKED;
+        Delivered<String> d = send("charges", Delivered.withId("m-5", "A-5"));
+        assertEquals("gateway timeout", d.nacks().get(0).getMessage());
+        assertEquals("0", query("SELECT count(*)::text FROM test_charge"),
+                "@Transactional would commit on a checked exception; the extension rolls it back");
+        assertNull(query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-5'"), "claim gone");
+    }
+
+    @Test
     void setRollbackOnlyWithoutExceptionRollsBackBothAndForgetsTheClaim() throws SQLException {
         charger.mode = Mode.ROLLBACK_ONLY;
         Delivered<String> d = send("charges", Delivered.withId("m-3", "A-3"));
@@ -155,6 +165,7 @@ class TransactionalHandlerTest {
     enum Mode {
         OK,
         THROW,
+        CHECKED,
         ROLLBACK_ONLY,
         STOLEN
     }
@@ -175,10 +186,11 @@ class TransactionalHandlerTest {
         @Incoming("charges")
         @Idempotent
         @Transactional
-        void charge(String orderId) {
+        void charge(String orderId) throws java.util.concurrent.TimeoutException {
             Charge.of(orderId).persistAndFlush();
             switch (mode) {
                 case THROW -> throw new IllegalStateException("card declined");
+                case CHECKED -> throw new java.util.concurrent.TimeoutException("gateway timeout");
                 case ROLLBACK_ONLY -> transactions.setRollbackOnly();
                 case STOLEN -> QuarkusTransaction.requiringNew().run(() -> entityManager.createNativeQuery(
                         "UPDATE idempotency_record SET claimed_by = 'thief' WHERE scope = 'charges'").executeUpdate());

@@ -19,14 +19,18 @@ final class StorageKeys {
 
     static String of(String scope, String key) {
         String plain = escape(scope) + ':' + key;
-        if (plain.length() <= IdempotencyRecord.KEY_LENGTH && !plain.startsWith(DIGEST_PREFIX)) {
+        // PostgreSQL text cannot hold NUL: such keys are stored as digests too.
+        if (plain.length() <= IdempotencyRecord.KEY_LENGTH && !plain.startsWith(DIGEST_PREFIX)
+                && plain.indexOf('\0') < 0) {
             return plain;
         }
         return DIGEST_PREFIX + HexFormat.of().formatHex(sha256(plain));
     }
 
     static String scopeColumn(String scope) {
-        return scope.length() <= IdempotencyRecord.KEY_LENGTH ? scope : scope.substring(0, IdempotencyRecord.KEY_LENGTH);
+        String printable = scope.indexOf('\0') < 0 ? scope : scope.replace('\0', '?');
+        return printable.length() <= IdempotencyRecord.KEY_LENGTH ? printable
+                : printable.substring(0, IdempotencyRecord.KEY_LENGTH);
     }
 
     private static String escape(String scope) {

@@ -38,7 +38,15 @@ public class IdempotencyTransactionInterceptor {
     @AroundInvoke
     Object around(InvocationContext ic) throws Exception {
         Object data = ic.getContextData().get(Delivery.CONTEXT_KEY);
-        if (!(data instanceof Delivery delivery) || registry.getTransactionStatus() != Status.STATUS_ACTIVE) {
+        if (!(data instanceof Delivery delivery)) {
+            return ic.proceed();
+        }
+        if (registry.getTransactionStatus() != Status.STATUS_ACTIVE) {
+            if (delivery.claimsInTransaction() && delivery.claim() == null) {
+                throw new IllegalStateException(delivery.plan().description() + " has @Idempotent(claimInTransaction"
+                        + " = true) but runs without a transaction; use @Transactional (REQUIRED, REQUIRES_NEW or"
+                        + " MANDATORY), or remove claimInTransaction");
+            }
             return ic.proceed();
         }
         registry.registerInterposedSynchronization(new Synchronization() {
@@ -54,7 +62,17 @@ public class IdempotencyTransactionInterceptor {
         if (delivery.claimsInTransaction() && delivery.claim() == null && !guard.claimInTransaction(delivery)) {
             return null; // a duplicate: the handler does not run, and a processor emits nothing
         }
-        Object result = ic.proceed();
+        Object result;
+        try {
+            result = ic.proceed();
+        } catch (Exception e) {
+            // A checked exception (or one in dontRollbackOn) would commit the work while the claim is forgotten and
+            // the message retried: whatever the handler throws, its transaction must not commit.
+            if (registry.getTransactionStatus() == Status.STATUS_ACTIVE) {
+                registry.setRollbackOnly();
+            }
+            throw e;
+        }
         if (delivery.claimsInTransaction()) {
             return result; // the key was inserted as confirmed, in this transaction
         }

@@ -44,18 +44,17 @@ final class IdempotencyFailureHandler implements RabbitMQFailureHandler {
         if (retryDelayMillis <= 0) {
             return ClientHolder.runOnContext(context, message, m -> m.rejectMessage(outcome, true));
         }
-        // The message stays unacknowledged while it waits, then goes back to the queue.
-        CompletableFuture<Void> requeued = new CompletableFuture<>();
+        // The message stays unacknowledged while it waits, then goes back to the queue. The channel does not wait
+        // for it: the nack completes now, so one busy message does not hold up the ones behind it.
         context.owner().setTimer(retryDelayMillis, id -> ClientHolder
                 .runOnContext(context, message, m -> m.rejectMessage(outcome, true))
                 .whenComplete((ignored, failure) -> {
                     if (failure != null) {
-                        requeued.completeExceptionally(failure);
-                    } else {
-                        requeued.complete(null);
+                        LOG.warnf(failure, "Channel %s: could not requeue a message after %d ms", channel,
+                                retryDelayMillis);
                     }
                 }));
-        return requeued;
+        return CompletableFuture.completedFuture(null);
     }
 
     private static IdempotencyException outcome(Throwable reason) {
