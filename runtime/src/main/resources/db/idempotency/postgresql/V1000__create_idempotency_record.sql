@@ -12,6 +12,3 @@ CREATE TABLE IF NOT EXISTS idempotency_record (
 
 -- The purge job deletes by expiry: this keeps it an index range scan, not a table scan.
 CREATE INDEX IF NOT EXISTS idempotency_record_expires_at ON idempotency_record (expires_at);
-
--- The age of the oldest live claim (a metric) reads only the claims.
-CREATE INDEX IF NOT EXISTS idempotency_record_claims ON idempotency_record (recorded_at) WHERE state = 'CLAIMED';

@@ -23,7 +23,8 @@ import io.quarkus.deployment.builditem.nativeimage.NativeImageResourceBuildItem;
  */
 class DatabaseStoreProcessor {
 
-    static final String MIGRATION = "db/idempotency/postgresql/V1000__create_idempotency_record.sql";
+    static final String[] MIGRATIONS = { "db/idempotency/postgresql/V1000__create_idempotency_record.sql",
+            "db/idempotency/postgresql/V1001__index_live_claims.sql" };
 
     /**
      * Indexing the entity is what lets Panache enhance a class that lives in the extension's jar (and Hibernate ORM
@@ -39,7 +40,7 @@ class DatabaseStoreProcessor {
         indexed.produce(new AdditionalIndexedClassesBuildItem(IdempotencyRecord.class.getName()));
         beans.produce(AdditionalBeanBuildItem.builder().addBeanClasses(DatabaseStoreProducer.class, TableCheck.class)
                 .setUnremovable().build());
-        resources.produce(new NativeImageResourceBuildItem(MIGRATION));
+        resources.produce(new NativeImageResourceBuildItem(MIGRATIONS));
     }
 
     /** The purge job exists only with the database store and purging enabled. */

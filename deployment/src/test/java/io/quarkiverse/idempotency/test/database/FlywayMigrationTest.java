@@ -45,8 +45,10 @@ class FlywayMigrationTest {
 
     @Test
     void migrationCreatesTheTableTheEntityAndTheStoreUse() throws SQLException {
-        assertEquals("1000", query("SELECT version FROM " + SCHEMA + ".flyway_schema_history WHERE success"
-                + " AND version IS NOT NULL"));
+        assertEquals("1000,1001", query("SELECT string_agg(version, ',' ORDER BY installed_rank) FROM " + SCHEMA
+                + ".flyway_schema_history WHERE success AND version IS NOT NULL"));
+        assertEquals("idempotency_record_claims", query("SELECT indexname FROM pg_indexes WHERE schemaname = '"
+                + SCHEMA + "' AND indexdef LIKE '%WHERE%CLAIMED%'"));
         assertEquals("idempotency_record_expires_at", query("SELECT indexname FROM pg_indexes WHERE schemaname = '"
                 + SCHEMA + "' AND indexdef LIKE '%(expires_at)%'"));
         assertEquals(ClaimResult.NEW, store.claim("flyway", "k", Duration.ofHours(1), Duration.ofMinutes(1)));
