@@ -60,7 +60,7 @@ public final class TestApps {
     public static QuarkusUnitTest postgres(String[] incoming, Class<?>... classes) {
         QuarkusUnitTest test = new QuarkusUnitTest()
                 .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class).addClasses(classes)
-                        .addClasses(Delivered.class, TestApps.class))
+                        .addClasses(Delivered.class, TestApps.class, Sql.class))
                 .overrideConfigKey("quarkus.devservices.enabled", "false")
                 .overrideConfigKey("quarkus.idempotency.store", "database")
                 .overrideConfigKey("quarkus.idempotency.retry-delay", "0s")

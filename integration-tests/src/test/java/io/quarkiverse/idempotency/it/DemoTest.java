@@ -8,9 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.time.Duration;
 import java.util.UUID;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
@@ -20,25 +17,7 @@ import io.quarkus.test.junit.QuarkusTest;
  * against the packaged application: the jar here, the native binary where GraalVM exists.
  */
 @QuarkusTest
-class DemoTest {
-
-    static Broker broker;
-
-    @BeforeAll
-    static void connect() {
-        broker = new Broker();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        broker.close();
-    }
-
-    @BeforeEach
-    void reset() {
-        broker.reset();
-        Ledger.reset();
-    }
+class DemoTest extends BrokerTestSupport {
 
     @Test
     void paymentPublishedThreeTimesIsChargedOnce() {

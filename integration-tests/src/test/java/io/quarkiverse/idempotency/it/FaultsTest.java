@@ -12,8 +12,6 @@ import java.util.UUID;
 
 import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -26,9 +24,7 @@ import io.quarkus.test.junit.TestProfile;
  */
 @QuarkusTest
 @TestProfile(ProxiedServices.class)
-class FaultsTest {
-
-    static Broker broker;
+class FaultsTest extends BrokerTestSupport {
 
     @Inject
     FlakyGateway gateway;
@@ -36,23 +32,11 @@ class FaultsTest {
     @Inject
     MeterRegistry metrics;
 
-    @BeforeAll
-    static void connect() {
-        broker = new Broker();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        broker.close();
-    }
-
     @BeforeEach
     void reset() throws Exception {
         ProxiedServices.database.restore();
         ProxiedServices.broker.restore();
-        broker.reset();
         gateway.reset();
-        Ledger.reset();
     }
 
     @Test

@@ -10,8 +10,6 @@ import java.util.concurrent.CountDownLatch;
 
 import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -22,9 +20,7 @@ import io.quarkus.test.junit.QuarkusTest;
  * The demo application on the real RabbitMQ and PostgreSQL.
  */
 @QuarkusTest
-class PaymentsTest {
-
-    static Broker broker;
+class PaymentsTest extends BrokerTestSupport {
 
     @Inject
     FlakyGateway gateway;
@@ -32,21 +28,9 @@ class PaymentsTest {
     @Inject
     MeterRegistry metrics;
 
-    @BeforeAll
-    static void connect() {
-        broker = new Broker();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        broker.close();
-    }
-
     @BeforeEach
     void reset() {
-        broker.reset();
         gateway.reset();
-        Ledger.reset();
     }
 
     @Test

@@ -7,10 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +29,7 @@ import io.quarkiverse.idempotency.DeliveryInProgressException;
 import io.quarkiverse.idempotency.HandlerRolledBackException;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.test.Delivered;
+import io.quarkiverse.idempotency.test.Sql;
 import io.quarkiverse.idempotency.test.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.reactive.messaging.annotations.Blocking;
@@ -59,10 +57,14 @@ class ClaimInTransactionTest {
     @Inject
     AgroalDataSource dataSource;
 
+    private Sql sql() {
+        return new Sql(dataSource);
+    }
+
     @BeforeEach
     void clean() throws SQLException {
-        execute("DELETE FROM idempotency_record");
-        execute("DELETE FROM test_charge");
+        sql().execute("DELETE FROM idempotency_record");
+        sql().execute("DELETE FROM test_charge");
         charger.runs.set(0);
         charger.failNext = false;
         charger.rollbackNext = false;
@@ -74,8 +76,8 @@ class ClaimInTransactionTest {
         for (int i = 0; i < 3; i++) {
             assertEquals(1, send(Delivered.withId("m-1", "A-1")).acks());
         }
-        assertEquals("1", query("SELECT count(*)::text FROM test_charge"));
-        assertEquals("CONFIRMED", query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-1'"));
+        assertEquals("1", sql().query("SELECT count(*)::text FROM test_charge"));
+        assertEquals("CONFIRMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-1'"));
         assertEquals(1, charger.runs.get());
     }
 
@@ -85,10 +87,10 @@ class ClaimInTransactionTest {
         assertEquals("card declined", send(Delivered.withId("m-2", "A-2")).nacks().get(0).getMessage());
         charger.rollbackNext = true;
         assertInstanceOf(HandlerRolledBackException.class, send(Delivered.withId("m-2", "A-2")).nacks().get(0));
-        assertEquals("0", query("SELECT count(*)::text FROM test_charge"));
-        assertNull(query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-2'"));
+        assertEquals("0", sql().query("SELECT count(*)::text FROM test_charge"));
+        assertNull(sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-2'"));
         assertEquals(1, send(Delivered.withId("m-2", "A-2")).acks(), "the retry runs");
-        assertEquals("1", query("SELECT count(*)::text FROM test_charge"));
+        assertEquals("1", sql().query("SELECT count(*)::text FROM test_charge"));
     }
 
     @Test
@@ -108,40 +110,26 @@ class ClaimInTransactionTest {
         assertEquals(1, first.acks());
         assertEquals(1, second.acks(), "a duplicate once the first committed");
         assertEquals(runsBefore, charger.runs.get(), "the duplicate did not run");
-        assertEquals("1", query("SELECT count(*)::text FROM test_charge"));
+        assertEquals("1", sql().query("SELECT count(*)::text FROM test_charge"));
         assertFalse(second.nacks().size() > 0);
     }
 
     @Test
     void aStaleClaimOfTheOtherModeIsTakenOverALiveOneIsBusy() throws SQLException {
-        execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, expires_at) VALUES"
+        sql().execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, expires_at) VALUES"
                 + " ('charges:m-5', 'charges', 'CLAIMED', 'dead-worker', now() - interval '1 hour', now() + interval '1 day'),"
                 + " ('charges:m-6', 'charges', 'CLAIMED', 'live-worker', now(), now() + interval '1 day')");
         assertEquals(1, send(Delivered.withId("m-5", "A-5")).acks(), "the dead worker's claim is taken over");
-        assertEquals("CONFIRMED", query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-5'"));
+        assertEquals("CONFIRMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-5'"));
         assertInstanceOf(DeliveryInProgressException.class, send(Delivered.withId("m-6", "A-6")).nacks().get(0));
-        assertEquals("1", query("SELECT count(*)::text FROM test_charge"), "only the taken-over one ran");
-        assertEquals("live-worker", query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 'charges:m-6'"));
+        assertEquals("1", sql().query("SELECT count(*)::text FROM test_charge"), "only the taken-over one ran");
+        assertEquals("live-worker", sql().query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 'charges:m-6'"));
     }
 
     private Delivered<String> send(Delivered<String> d) {
         connector.source("charges").send(d.message());
         await().atMost(Duration.ofSeconds(15)).until(d::settled);
         return d;
-    }
-
-    private void execute(String sql) throws SQLException {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
-        }
-    }
-
-    private String query(String sql) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-                Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery(sql)) {
-            return rs.next() ? rs.getString(1) : null;
-        }
     }
 
     @Singleton

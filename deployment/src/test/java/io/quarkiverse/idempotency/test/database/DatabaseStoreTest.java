@@ -7,9 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -36,6 +34,7 @@ import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.PurgeJob;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.runtime.database.IdempotencyRecord;
+import io.quarkiverse.idempotency.test.Sql;
 import io.quarkiverse.idempotency.test.TestApps;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.scheduler.Scheduler;
@@ -59,6 +58,10 @@ class DatabaseStoreTest {
     @Inject
     AgroalDataSource dataSource;
 
+    private Sql sql() {
+        return new Sql(dataSource);
+    }
+
     @Inject
     IdempotencyPurge purge;
 
@@ -72,7 +75,7 @@ class DatabaseStoreTest {
 
     @BeforeEach
     void clean() throws SQLException {
-        execute("DELETE FROM idempotency_record");
+        sql().execute("DELETE FROM idempotency_record");
         otherWorker = new DatabaseIdempotencyStore(dataSource, transactions, "idempotency_record", "other-worker");
     }
 
@@ -131,19 +134,19 @@ class DatabaseStoreTest {
         assertEquals(ClaimResult.TAKEN_OVER, store.claim("s", "stale", RETENTION, CLAIM_TIMEOUT));
         assertEquals(ClaimResult.DONE, store.claim("s", "done", RETENTION, CLAIM_TIMEOUT));
         assertEquals(ClaimResult.BUSY, store.claim("s", "live", RETENTION, CLAIM_TIMEOUT));
-        assertEquals(store.worker(), queryString("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 's:stale'"));
-        assertEquals("CONFIRMED", queryString("SELECT state FROM idempotency_record WHERE scoped_key = 's:done'"));
+        assertEquals(store.worker(), sql().query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 's:stale'"));
+        assertEquals("CONFIRMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 's:done'"));
     }
 
     @Test
     void afterTakeoverTheOldOwnerCanNeitherConfirmNorForget() throws SQLException {
         assertEquals(ClaimResult.NEW, store.claim("f", "k", RETENTION, CLAIM_TIMEOUT));
-        execute("UPDATE idempotency_record SET recorded_at = now() - interval '1 hour'");
+        sql().execute("UPDATE idempotency_record SET recorded_at = now() - interval '1 hour'");
         assertEquals(ClaimResult.TAKEN_OVER, otherWorker.claim("f", "k", RETENTION, CLAIM_TIMEOUT));
         assertFalse(store.confirm("f", "k", RETENTION), "fenced");
         assertFalse(store.forget("f", "k"), "fenced");
-        assertEquals("CLAIMED", queryString("SELECT state FROM idempotency_record WHERE scoped_key = 'f:k'"));
-        assertEquals("other-worker", queryString("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 'f:k'"));
+        assertEquals("CLAIMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'f:k'"));
+        assertEquals("other-worker", sql().query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 'f:k'"));
         assertTrue(otherWorker.confirm("f", "k", RETENTION));
         assertFalse(otherWorker.forget("f", "k"), "a confirmed key is never forgotten");
     }
@@ -161,7 +164,7 @@ class DatabaseStoreTest {
         assertTrue(store.confirm("orders", longKey, RETENTION));
         assertEquals(ClaimResult.DONE, otherWorker.claim("orders", longKey + "", RETENTION, CLAIM_TIMEOUT));
         assertEquals(ClaimResult.NEW, store.claim("orders", longKey + "y", RETENTION, CLAIM_TIMEOUT));
-        String digest = queryString("SELECT scoped_key FROM idempotency_record WHERE state = 'CONFIRMED'");
+        String digest = sql().query("SELECT scoped_key FROM idempotency_record WHERE state = 'CONFIRMED'");
         assertTrue(digest.startsWith("#sha256:") && digest.length() == 72, digest);
     }
 
@@ -183,9 +186,9 @@ class DatabaseStoreTest {
     @Test
     void renewalMovesTheClaimForward() throws SQLException {
         store.claim("r", "k", RETENTION, CLAIM_TIMEOUT);
-        execute("UPDATE idempotency_record SET recorded_at = now() - interval '4 minutes'");
+        sql().execute("UPDATE idempotency_record SET recorded_at = now() - interval '4 minutes'");
         otherWorker.renew(List.of(new ScopedKey("r", "k")));
-        assertEquals("t", queryString("SELECT (recorded_at < now() - interval '3 minutes')::text::char"
+        assertEquals("t", sql().query("SELECT (recorded_at < now() - interval '3 minutes')::text::char"
                 + " FROM idempotency_record"), "another worker cannot renew this worker's claim");
         store.renew(List.of(new ScopedKey("r", "k")));
         assertEquals(ClaimResult.BUSY, otherWorker.claim("r", "k", RETENTION, Duration.ofMinutes(2)),
@@ -203,8 +206,8 @@ class DatabaseStoreTest {
         }
         assertEquals(10, store.purgeExpired(10), "one bounded batch");
         assertEquals(15, purge.purgeExpired(), "the rest, in batches of 10");
-        assertEquals("5", queryString("SELECT count(*)::text FROM idempotency_record"));
-        assertEquals("0", queryString("SELECT count(*)::text FROM idempotency_record WHERE expires_at < now()"));
+        assertEquals("5", sql().query("SELECT count(*)::text FROM idempotency_record"));
+        assertEquals("0", sql().query("SELECT count(*)::text FROM idempotency_record WHERE expires_at < now()"));
         assertEquals(15, purge.lastRun().orElseThrow().deleted());
     }
 
@@ -227,17 +230,4 @@ class DatabaseStoreTest {
         }
     }
 
-    private void execute(String sql) throws SQLException {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
-        }
-    }
-
-    private String queryString(String sql) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-                Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery(sql)) {
-            return rs.next() ? rs.getString(1) : null;
-        }
-    }
 }

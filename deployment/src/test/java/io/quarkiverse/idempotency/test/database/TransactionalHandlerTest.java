@@ -5,10 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +29,7 @@ import io.quarkiverse.idempotency.DeliveryInProgressException;
 import io.quarkiverse.idempotency.HandlerRolledBackException;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.test.Delivered;
+import io.quarkiverse.idempotency.test.Sql;
 import io.quarkiverse.idempotency.test.TestApps;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.QuarkusUnitTest;
@@ -58,10 +56,14 @@ class TransactionalHandlerTest {
     @Inject
     AgroalDataSource dataSource;
 
+    private Sql sql() {
+        return new Sql(dataSource);
+    }
+
     @BeforeEach
     void clean() throws SQLException {
-        execute("DELETE FROM idempotency_record");
-        execute("DELETE FROM test_charge");
+        sql().execute("DELETE FROM idempotency_record");
+        sql().execute("DELETE FROM test_charge");
         charger.mode = Mode.OK;
     }
 
@@ -69,12 +71,12 @@ class TransactionalHandlerTest {
     void successCommitsTheBusinessRowAndTheConfirmedKeyTogether() throws SQLException {
         Delivered<String> d = send("charges", Delivered.withId("m-1", "A-1"));
         assertEquals(1, d.acks());
-        assertEquals("1", query("SELECT count(*)::text FROM test_charge WHERE order_id = 'A-1'"));
-        assertEquals("CONFIRMED", query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-1'"));
+        assertEquals("1", sql().query("SELECT count(*)::text FROM test_charge WHERE order_id = 'A-1'"));
+        assertEquals("CONFIRMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-1'"));
 
         Delivered<String> duplicate = send("charges", Delivered.withId("m-1", "A-1"));
         assertEquals(1, duplicate.acks());
-        assertEquals("1", query("SELECT count(*)::text FROM test_charge"));
+        assertEquals("1", sql().query("SELECT count(*)::text FROM test_charge"));
     }
 
     @Test
@@ -82,12 +84,12 @@ class TransactionalHandlerTest {
         charger.mode = Mode.THROW;
         Delivered<String> d = send("charges", Delivered.withId("m-2", "A-2"));
         assertEquals("card declined", d.nacks().get(0).getMessage());
-        assertEquals("0", query("SELECT count(*)::text FROM test_charge"));
-        assertNull(query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-2'"), "claim gone");
+        assertEquals("0", sql().query("SELECT count(*)::text FROM test_charge"));
+        assertNull(sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-2'"), "claim gone");
 
         charger.mode = Mode.OK;
         assertEquals(1, send("charges", Delivered.withId("m-2", "A-2")).acks(), "the retry runs");
-        assertEquals("1", query("SELECT count(*)::text FROM test_charge"));
+        assertEquals("1", sql().query("SELECT count(*)::text FROM test_charge"));
     }
 
     @Test
@@ -95,9 +97,9 @@ class TransactionalHandlerTest {
         charger.mode = Mode.CHECKED;
         Delivered<String> d = send("charges", Delivered.withId("m-5", "A-5"));
         assertEquals("gateway timeout", d.nacks().get(0).getMessage());
-        assertEquals("0", query("SELECT count(*)::text FROM test_charge"),
+        assertEquals("0", sql().query("SELECT count(*)::text FROM test_charge"),
                 "@Transactional would commit on a checked exception; the extension rolls it back");
-        assertNull(query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-5'"), "claim gone");
+        assertNull(sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-5'"), "claim gone");
     }
 
     @Test
@@ -105,8 +107,8 @@ class TransactionalHandlerTest {
         charger.mode = Mode.ROLLBACK_ONLY;
         Delivered<String> d = send("charges", Delivered.withId("m-3", "A-3"));
         assertInstanceOf(HandlerRolledBackException.class, d.nacks().get(0));
-        assertEquals("0", query("SELECT count(*)::text FROM test_charge"));
-        assertNull(query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-3'"), "claim gone");
+        assertEquals("0", sql().query("SELECT count(*)::text FROM test_charge"));
+        assertNull(sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-3'"), "claim gone");
     }
 
     @Test
@@ -114,10 +116,10 @@ class TransactionalHandlerTest {
         charger.mode = Mode.STOLEN;
         Delivered<String> d = send("charges", Delivered.withId("m-4", "A-4"));
         assertInstanceOf(ClaimLostException.class, d.nacks().get(0));
-        assertEquals("0", query("SELECT count(*)::text FROM test_charge"), "business row rolled back");
-        assertEquals("thief", query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 'charges:m-4'"),
+        assertEquals("0", sql().query("SELECT count(*)::text FROM test_charge"), "business row rolled back");
+        assertEquals("thief", sql().query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 'charges:m-4'"),
                 "the new owner's claim is untouched");
-        assertEquals("CLAIMED", query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-4'"));
+        assertEquals("CLAIMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-4'"));
     }
 
     @Test
@@ -125,10 +127,10 @@ class TransactionalHandlerTest {
         Delivered<String> first = Delivered.withId("s-1", "S-1");
         connector.source("slow").send(first.message());
         assertEquals(true, charger.slowStarted.await(10, TimeUnit.SECONDS));
-        String claimedAt = query("SELECT extract(epoch FROM recorded_at)::text FROM idempotency_record"
+        String claimedAt = sql().query("SELECT extract(epoch FROM recorded_at)::text FROM idempotency_record"
                 + " WHERE scoped_key = 'slow:s-1'");
         // Wait until the claim was renewed past twice its 1s timeout: without renewal it would be stale by then.
-        await().atMost(Duration.ofSeconds(15)).until(() -> Double.parseDouble(query(
+        await().atMost(Duration.ofSeconds(15)).until(() -> Double.parseDouble(sql().query(
                 "SELECT extract(epoch FROM recorded_at)::text FROM idempotency_record WHERE scoped_key = 'slow:s-1'"))
                 - Double.parseDouble(claimedAt) >= 2.0);
 
@@ -139,27 +141,13 @@ class TransactionalHandlerTest {
         charger.slowRelease.countDown();
         await().until(first::settled);
         assertEquals(1, first.acks());
-        assertEquals("CONFIRMED", query("SELECT state FROM idempotency_record WHERE scoped_key = 'slow:s-1'"));
+        assertEquals("CONFIRMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'slow:s-1'"));
     }
 
     private Delivered<String> send(String channel, Delivered<String> d) {
         connector.source(channel).send(d.message());
         await().atMost(Duration.ofSeconds(15)).until(d::settled);
         return d;
-    }
-
-    private void execute(String sql) throws SQLException {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
-        }
-    }
-
-    private String query(String sql) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-                Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery(sql)) {
-            return rs.next() ? rs.getString(1) : null;
-        }
     }
 
     enum Mode {
