@@ -45,9 +45,38 @@ public interface IdempotencyConfig {
     int confirmedKeysCacheSize();
 
     /**
+     * The database store.
+     */
+    Database database();
+
+    /**
      * The purge job.
      */
     Purge purge();
+
+    /**
+     * The database store.
+     */
+    interface Database {
+
+        /**
+         * Whether the claim's own transaction commits without waiting for its WAL record to reach disk (PostgreSQL's
+         * {@code synchronous_commit = off}, for that transaction only). The claim is visible to every other delivery
+         * at once, as always, and becomes durable at the latest when the handler's transaction commits (the WAL is
+         * flushed in order) or within three times {@code wal_writer_delay} (600ms by default).
+         * <p>
+         * The trade-off: if the database server crashes (not the application: the server), or fails over to a standby, while a
+         * handler runs, its
+         * claim may be lost. A redelivery then runs the handler again at once, instead of after
+         * {@code claim-timeout}, possibly while the first run is still going; its confirm finds no claim, so a
+         * transactional handler's work rolls back and the message is retried. Work the handler does outside the
+         * database (an HTTP call) may then happen twice. Keys already confirmed are never affected. It saves one WAL
+         * flush wait per message: worth it where flushes are slow and handlers touch only the database; leave it off
+         * when a handler's side effects must never repeat.
+         */
+        @WithDefault("false")
+        boolean asynchronousClaimCommit();
+    }
 
     /**
      * The purge job.

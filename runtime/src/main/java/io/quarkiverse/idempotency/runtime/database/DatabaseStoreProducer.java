@@ -6,6 +6,7 @@ import jakarta.transaction.TransactionManager;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
+import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
 import io.quarkiverse.idempotency.runtime.WorkerId;
 import io.quarkus.arc.DefaultBean;
 
@@ -20,7 +21,8 @@ public class DatabaseStoreProducer {
     @Singleton
     @DefaultBean
     DatabaseIdempotencyStore databaseStore(AgroalDataSource dataSource, TransactionManager transactions,
-            IdempotencyBuildTimeConfig config, WorkerId worker) {
-        return new DatabaseIdempotencyStore(dataSource, transactions, config.database().table(), worker.value());
+            IdempotencyBuildTimeConfig config, IdempotencyConfig runtimeConfig, WorkerId worker) {
+        return new DatabaseIdempotencyStore(dataSource, transactions, config.database().table(), worker.value(),
+                runtimeConfig.database().asynchronousClaimCommit());
     }
 }
