@@ -2,8 +2,6 @@ package io.quarkiverse.idempotency.benchmark;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -62,6 +60,10 @@ public class Benchmark implements QuarkusApplication {
 
     @Inject
     DatabaseIdempotencyStore store;
+
+    /** the same statements as the store's, bound and run by hand */
+    @Inject
+    HandWritten hand;
 
     @Inject
     IdempotencyPurge purge;
@@ -201,11 +203,6 @@ public class Benchmark implements QuarkusApplication {
 
     /** @return nanoseconds per claim+confirm: [extension, hand-written JDBC, extension with asynchronous claims] */
     private double[] storeCost() throws Exception {
-        // the same statements as the store's, bound and run by hand
-        String claimSql = DatabaseIdempotencyStore.claimStatement("idempotency_record", false);
-        String confirmSql = DatabaseIdempotencyStore.confirmStatement("idempotency_record");
-        Duration retention = Duration.ofHours(24);
-        Duration timeout = Duration.ofMinutes(5);
         // the same store with quarkus.idempotency.database.asynchronous-claim-commit
         DatabaseIdempotencyStore asynchronous = new DatabaseIdempotencyStore(dataSource, transactions,
                 "idempotency_record", store.worker(), true);
@@ -216,30 +213,10 @@ public class Benchmark implements QuarkusApplication {
             long start = System.nanoTime();
             for (int i = 0; i < STORE_OPS; i++) {
                 String id = "bench-jdbc:jdbc-" + round + "-" + i + "-" + UUID.randomUUID();
-                try (Connection c = dataSource.getConnection()) {
-                    try (PreparedStatement ps = c.prepareStatement(claimSql)) {
-                        ps.setString(1, id);
-                        ps.setString(2, id);
-                        ps.setString(3, "bench-jdbc");
-                        ps.setString(4, "jdbc-worker");
-                        ps.setLong(5, retention.toMillis());
-                        ps.setLong(6, timeout.toMillis());
-                        ps.setLong(7, timeout.toMillis());
-                        try (ResultSet rs = ps.executeQuery()) {
-                            if (!rs.next() || !"NEW".equals(rs.getString(1))) {
-                                throw new IllegalStateException("unexpected claim outcome");
-                            }
-                        }
-                    }
+                if (!hand.claim(id)) {
+                    throw new IllegalStateException("unexpected claim outcome");
                 }
-                try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(confirmSql)) {
-                    ps.setLong(1, retention.toMillis());
-                    ps.setString(2, id);
-                    ps.setString(3, "jdbc-worker");
-                    if (ps.executeUpdate() != 1) {
-                        throw new IllegalStateException("unexpected confirm outcome");
-                    }
-                }
+                hand.confirm(id);
             }
             best[1] = Math.min(best[1], (System.nanoTime() - start) / (double) STORE_OPS);
         }

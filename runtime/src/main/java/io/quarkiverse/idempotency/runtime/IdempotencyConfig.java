@@ -65,14 +65,13 @@ public interface IdempotencyConfig {
          * at once, as always, and becomes durable at the latest when the handler's transaction commits (the WAL is
          * flushed in order) or within three times {@code wal_writer_delay} (600ms by default).
          * <p>
-         * The trade-off: if the database server crashes (not the application: the server), or fails over to a standby, while a
-         * handler runs, its
-         * claim may be lost. A redelivery then runs the handler again at once, instead of after
-         * {@code claim-timeout}, possibly while the first run is still going; its confirm finds no claim, so a
-         * transactional handler's work rolls back and the message is retried. Work the handler does outside the
-         * database (an HTTP call) may then happen twice. Keys already confirmed are never affected. It saves one WAL
-         * flush wait per message: worth it where flushes are slow and handlers touch only the database; leave it off
-         * when a handler's side effects must never repeat.
+         * The trade-off: if the database server (not the application) crashes, or fails over to a standby, while a
+         * handler runs, that handler's claim may be lost. A redelivery then runs the handler again at once, instead of
+         * after {@code claim-timeout}, possibly while the first run is still going; the first run's confirm finds no
+         * claim of its own, so its transaction rolls back and its message is retried. A transactional handler's work in
+         * the database stays exactly-once; work outside it (an HTTP call) may happen twice. Confirmed keys are never
+         * affected. It saves one WAL flush wait per message: worth it where flushes are slow and the handlers' effects
+         * are in the database; leave it off when a side effect must never repeat.
          */
         @WithDefault("false")
         boolean asynchronousClaimCommit();

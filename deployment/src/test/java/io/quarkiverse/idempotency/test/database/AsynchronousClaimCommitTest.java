@@ -11,15 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.inject.Inject;
 import jakarta.transaction.TransactionManager;
@@ -47,7 +39,7 @@ class AsynchronousClaimCommitTest {
     static final String ASYNC_CLAIM = DatabaseIdempotencyStore.claimStatement("idempotency_record", true);
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0])
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], ClaimRace.class)
             .overrideConfigKey("quarkus.idempotency.database.asynchronous-claim-commit", "true");
 
     @Inject
@@ -130,37 +122,17 @@ class AsynchronousClaimCommitTest {
 
     @Test
     void fourWorkersRaceForTheSameKeysExactlyOneWinsEach() throws Exception {
-        int threads = 4;
-        List<String> keys = new ArrayList<>();
-        for (int i = 0; i < 500; i++) {
-            keys.add("race-" + i);
+        List<DatabaseIdempotencyStore> workers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            workers.add(new DatabaseIdempotencyStore(dataSource, transactions, "idempotency_record", "racer-" + t,
+                    true));
         }
-        Map<String, AtomicInteger> wins = new ConcurrentHashMap<>();
-        CountDownLatch start = new CountDownLatch(1);
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        List<Future<?>> done = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            DatabaseIdempotencyStore worker = new DatabaseIdempotencyStore(dataSource, transactions,
-                    "idempotency_record", "racer-" + t, true);
-            List<String> order = new ArrayList<>(keys);
-            Collections.shuffle(order);
-            done.add(pool.submit(() -> {
-                start.await();
-                for (String key : order) {
-                    if (worker.claim("race", key, RETENTION, CLAIM_TIMEOUT).claimed()) {
-                        wins.computeIfAbsent(key, x -> new AtomicInteger()).incrementAndGet();
-                    }
-                }
-                return null;
-            }));
-        }
-        start.countDown();
-        for (Future<?> f : done) {
-            f.get();
-        }
-        pool.shutdown();
-        assertEquals(500, wins.size(), "every key was won");
-        wins.forEach((key, count) -> assertEquals(1, count.get(), "exactly one claim of " + key));
+        ClaimRace.Result race = ClaimRace.run(workers, "race", ClaimRace.keys(500), (worker, key) -> {
+        });
+        assertEquals(500, race.wins().size(), "every key was won");
+        race.wins().forEach((key, count) -> assertEquals(1, count.get(), "exactly one claim of " + key));
+        assertEquals(500, race.answered(ClaimResult.NEW));
+        assertEquals(1_500, race.answered(ClaimResult.BUSY), "no key was confirmed: the rest are busy");
         assertEquals("500", sql().query("SELECT count(*) FROM idempotency_record WHERE state = 'CLAIMED'"));
     }
 

@@ -10,15 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.inject.Inject;
 import jakarta.transaction.TransactionManager;
@@ -49,7 +41,7 @@ class DatabaseStoreTest {
     static final Duration CLAIM_TIMEOUT = Duration.ofMinutes(5);
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0])
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], ClaimRace.class)
             .overrideConfigKey("quarkus.idempotency.purge.batch-size", "10");
 
     @Inject
@@ -81,48 +73,21 @@ class DatabaseStoreTest {
 
     @Test
     void eightThreadsRaceForTheSameThousandKeysExactlyOneWinsEach() throws Exception {
-        int threads = 8;
-        List<String> keys = new ArrayList<>();
-        for (int i = 0; i < 1_000; i++) {
-            keys.add("race-" + i);
+        List<DatabaseIdempotencyStore> workers = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            workers.add(new DatabaseIdempotencyStore(dataSource, transactions, "idempotency_record", "racer-" + t));
         }
-        Map<String, AtomicInteger> wins = new ConcurrentHashMap<>();
-        Map<ClaimResult, AtomicInteger> answers = new ConcurrentHashMap<>();
-        CountDownLatch start = new CountDownLatch(1);
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        List<Future<?>> done = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            DatabaseIdempotencyStore worker = new DatabaseIdempotencyStore(dataSource, transactions, "idempotency_record",
-                    "racer-" + t);
-            List<String> order = new ArrayList<>(keys);
-            Collections.shuffle(order);
-            done.add(pool.submit(() -> {
-                start.await();
-                for (String key : order) {
-                    ClaimResult r = worker.claim("race", key, RETENTION, CLAIM_TIMEOUT);
-                    answers.computeIfAbsent(r, x -> new AtomicInteger()).incrementAndGet();
-                    if (r.claimed()) {
-                        wins.computeIfAbsent(key, x -> new AtomicInteger()).incrementAndGet();
-                        if (key.hashCode() % 2 == 0) {
-                            assertTrue(worker.confirm("race", key, RETENTION));
-                        }
-                    }
-                }
-                return null;
-            }));
-        }
-        start.countDown();
-        for (Future<?> f : done) {
-            f.get();
-        }
-        pool.shutdown();
-        assertEquals(1_000, wins.size(), "every key was won");
-        wins.forEach((key, count) -> assertEquals(1, count.get(), "exactly one NEW for " + key));
-        assertEquals(1_000, answers.get(ClaimResult.NEW).get());
-        assertEquals(null, answers.get(ClaimResult.TAKEN_OVER));
-        int others = answers.getOrDefault(ClaimResult.DONE, new AtomicInteger()).get()
-                + answers.getOrDefault(ClaimResult.BUSY, new AtomicInteger()).get();
-        assertEquals(7_000, others, "the rest are DONE or BUSY: " + answers);
+        ClaimRace.Result race = ClaimRace.run(workers, "race", ClaimRace.keys(1_000), (worker, key) -> {
+            if (key.hashCode() % 2 == 0) {
+                assertTrue(worker.confirm("race", key, RETENTION));
+            }
+        });
+        assertEquals(1_000, race.wins().size(), "every key was won");
+        race.wins().forEach((key, count) -> assertEquals(1, count.get(), "exactly one NEW for " + key));
+        assertEquals(1_000, race.answered(ClaimResult.NEW));
+        assertEquals(0, race.answered(ClaimResult.TAKEN_OVER));
+        assertEquals(7_000, race.answered(ClaimResult.DONE) + race.answered(ClaimResult.BUSY),
+                "the rest are DONE or BUSY: " + race.answers());
         assertEquals(1_000, QuarkusTransaction.requiringNew().call(() -> IdempotencyRecord.count()));
     }
 
