@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark (see README, "Benchmarks"): builds the benchmark application and runs it against the local RabbitMQ
 # and PostgreSQL (database root). Prints its figures; the last line is machine-readable.
-# Sizes: -Dbench.messages=20000 -Dbench.rounds=3 -Dbench.warmup=5000 -Dbench.store-ops=5000 -Dbench.purge-rows=1000000
+# Sizes: -Dbench.messages=20000 -Dbench.rounds=5 -Dbench.warmup=10000 -Dbench.store-ops=5000 -Dbench.purge-rows=1000000
 set -euo pipefail
 cd "$(dirname "$0")"
 mvn -B -ntp -q -Pbenchmark install -DskipTests -pl benchmark -am

@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
@@ -12,6 +13,7 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyMetrics;
+import io.quarkus.runtime.StartupEvent;
 
 /**
  * Deletes expired keys from the store, in bounded batches. The purge job calls it on schedule
@@ -45,37 +47,77 @@ public class IdempotencyPurge {
         this.metrics = metrics;
     }
 
+    /** Checks the purge's pace at startup: a bad setting stops the application, naming it. */
+    void checkPace(@Observes StartupEvent event) {
+        busyPercent(config.purge().busyPercent());
+    }
+
     /**
-     * Deletes every expired key, {@code quarkus.idempotency.purge.batch-size} at a time, pausing
-     * {@code quarkus.idempotency.purge.pause-between-batches} between batches.
+     * Deletes every expired key, {@code quarkus.idempotency.purge.batch-size} at a time, pausing after each batch so
+     * that deleting takes at most {@code quarkus.idempotency.purge.busy-percent} of the time (and at least
+     * {@code quarkus.idempotency.purge.pause-between-batches}).
      *
      * @return the number of keys deleted
      */
     public synchronized long purgeExpired() {
         long start = System.nanoTime();
         int batchSize = config.purge().batchSize();
-        long pauseNanos = config.purge().pauseBetweenBatches().toNanos();
+        int busyPercent = busyPercent(config.purge().busyPercent());
+        long minimumPause = config.purge().pauseBetweenBatches().toNanos();
         long deleted = 0;
         int batch;
         while (true) {
+            long batchStart = System.nanoTime();
             batch = store.purgeExpired(batchSize);
             deleted += batch;
             metrics.purged(batch);
             if (batch < batchSize) {
                 break;
             }
-            if (pauseNanos > 0) {
-                // Throttling on purpose: the consumers share the database with this background work.
-                LockSupport.parkNanos(pauseNanos);
-                if (Thread.currentThread().isInterrupted()) {
-                    break;
-                }
+            // Throttling on purpose: the consumers share the database with this background work.
+            if (!pause(pauseNanos(System.nanoTime() - batchStart, busyPercent, minimumPause))) {
+                break;
             }
         }
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         lastRun = new Run(Instant.now(), deleted, took);
         LOG.debugf("Purged %d expired idempotency keys in %d ms", deleted, took.toMillis());
         return deleted;
+    }
+
+    /**
+     * The pause after a batch: long enough that deleting takes at most {@code busyPercent} of the time, and at least
+     * {@code minimumPauseNanos}.
+     *
+     * @param batchNanos how long the batch took
+     * @param busyPercent the share of the time spent deleting, 1 to 100
+     * @param minimumPauseNanos the shortest pause
+     * @return the pause in nanoseconds
+     */
+    static long pauseNanos(long batchNanos, int busyPercent, long minimumPauseNanos) {
+        long paced = batchNanos / busyPercent * (100 - busyPercent);
+        return Math.max(minimumPauseNanos, paced);
+    }
+
+    /** @return the setting, checked: a bad one is an error naming it, never a purge that never pauses or never ends */
+    static int busyPercent(int configured) {
+        if (configured < 1 || configured > 100) {
+            throw new IllegalArgumentException("quarkus.idempotency.purge.busy-percent must be from 1 to 100, not "
+                    + configured);
+        }
+        return configured;
+    }
+
+    /** @return false when the thread was interrupted: the purge stops */
+    private static boolean pause(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        for (long left = nanos; left > 0; left = deadline - System.nanoTime()) {
+            LockSupport.parkNanos(left); // may return early: park again until the deadline
+            if (Thread.currentThread().isInterrupted()) {
+                return false;
+            }
+        }
+        return !Thread.currentThread().isInterrupted();
     }
 
     /** @return the last finished purge, if any ran in this process */

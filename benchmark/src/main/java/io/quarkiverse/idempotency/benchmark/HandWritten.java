@@ -8,6 +8,8 @@ import java.time.Duration;
 
 import jakarta.inject.Singleton;
 
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 
@@ -20,24 +22,27 @@ import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 public class HandWritten {
 
     private static final String TABLE = "idempotency_record";
-    private static final String CLAIM = DatabaseIdempotencyStore.claimStatement(TABLE, false);
     private static final String CONFIRM = DatabaseIdempotencyStore.confirmStatement(TABLE);
     private static final String INSERT_CONFIRMED = "INSERT INTO " + TABLE + " (scoped_key, scope, state, claimed_by,"
             + " recorded_at, expires_at) VALUES (?, ?, 'CONFIRMED', ?, now(), now() + ? * interval '1 millisecond')"
-            + " ON CONFLICT DO NOTHING";
+            + " ON CONFLICT (scoped_key) DO NOTHING";
     private static final String WORKER = "hand-written";
     private static final long RETENTION = Duration.ofHours(24).toMillis();
     private static final long TIMEOUT = Duration.ofMinutes(5).toMillis();
 
     private final AgroalDataSource dataSource;
+    private final String claimSql;
 
-    HandWritten(AgroalDataSource dataSource) {
+    /** @param asynchronousClaimCommit as the extension is configured, so that the floor is the same mode's */
+    HandWritten(AgroalDataSource dataSource,
+            @ConfigProperty(name = "quarkus.idempotency.database.asynchronous-claim-commit", defaultValue = "false") boolean asynchronousClaimCommit) {
         this.dataSource = dataSource;
+        this.claimSql = DatabaseIdempotencyStore.claimStatement(TABLE, asynchronousClaimCommit);
     }
 
     /** The claim, committed on its own (auto-commit, outside any transaction). @return whether it is new */
     boolean claim(String id) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(CLAIM)) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(claimSql)) {
             ps.setString(1, id);
             ps.setString(2, id);
             ps.setString(3, "hand");

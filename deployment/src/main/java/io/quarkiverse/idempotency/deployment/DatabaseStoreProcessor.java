@@ -5,6 +5,7 @@ import java.util.function.BooleanSupplier;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig.StoreKind;
 import io.quarkiverse.idempotency.runtime.PurgeJob;
+import io.quarkiverse.idempotency.runtime.database.AsynchronousClaimCommitCheck;
 import io.quarkiverse.idempotency.runtime.database.DatabaseStoreProducer;
 import io.quarkiverse.idempotency.runtime.database.IdempotencyRecord;
 import io.quarkiverse.idempotency.runtime.database.TableCheck;
@@ -38,7 +39,8 @@ class DatabaseStoreProcessor {
             return;
         }
         indexed.produce(new AdditionalIndexedClassesBuildItem(IdempotencyRecord.class.getName()));
-        beans.produce(AdditionalBeanBuildItem.builder().addBeanClasses(DatabaseStoreProducer.class, TableCheck.class)
+        beans.produce(AdditionalBeanBuildItem.builder().addBeanClasses(DatabaseStoreProducer.class, TableCheck.class,
+                AsynchronousClaimCommitCheck.class)
                 .setUnremovable().build());
         resources.produce(new NativeImageResourceBuildItem(MIGRATIONS));
     }

@@ -61,17 +61,20 @@ public interface IdempotencyConfig {
 
         /**
          * Whether the claim's own transaction commits without waiting for its WAL record to reach disk (PostgreSQL's
-         * {@code synchronous_commit = off}, for that transaction only). The claim is visible to every other delivery
-         * at once, as always, and becomes durable at the latest when the handler's transaction commits (the WAL is
-         * flushed in order) or within three times {@code wal_writer_delay} (600ms by default).
+         * {@code synchronous_commit = off}, for that transaction only). The claim is visible to every other delivery at
+         * once, as always, and becomes durable at the latest when the handler's transaction commits (the WAL is flushed
+         * in order) or within three times {@code wal_writer_delay} (600ms by default).
          * <p>
-         * The trade-off: if the database server (not the application) crashes, or fails over to a standby, while a
-         * handler runs, that handler's claim may be lost. A redelivery then runs the handler again at once, instead of
-         * after {@code claim-timeout}, possibly while the first run is still going; the first run's confirm finds no
-         * claim of its own, so its transaction rolls back and its message is retried. A transactional handler's work in
-         * the database stays exactly-once; work outside it (an HTTP call) may happen twice. Confirmed keys are never
-         * affected. It saves one WAL flush wait per message: worth it where flushes are slow and the handlers' effects
-         * are in the database; leave it off when a side effect must never repeat.
+         * The trade-off: if the database server (not the application) crashes, or fails over to a synchronous standby,
+         * the claims made in that last moment may be lost. For each such handler still running, a redelivery can then
+         * run the handler again at once, while the first run is still going, instead of waiting for it. A {@code
+         * @Transactional} handler's first run then finds no claim to confirm, so its transaction rolls back and its
+         * message is retried: its database work stays exactly-once, but work outside the database (an HTTP call) may
+         * happen twice. A handler without a transaction has already done its work: its message is acked, but its key is
+         * never confirmed, so a later duplicate runs again (a warning at startup names such methods).
+         * <p>
+         * It saves one WAL flush wait per message. Use it for {@code @Transactional} handlers whose effects are all in
+         * the database, where flushes are slow; leave it off otherwise.
          */
         @WithDefault("false")
         boolean asynchronousClaimCommit();
@@ -96,9 +99,17 @@ public interface IdempotencyConfig {
         int batchSize();
 
         /**
-         * How long the purge waits between two batches. A pause spreads a large purge over more time, with a lower
-         * peak load on the database; the total load is the same, and the benchmark's consumers lost more throughput
-         * over a purge paced by 50ms than over one run flat out. {@code 0} (the default) purges without pause.
+         * How much of its running time the purge may spend deleting, in percent (1 to 100). After each batch it pauses
+         * for as long as that batch took, times {@code (100 - busy-percent) / busy-percent}: at 10 (the default) it
+         * rests nine times as long as it worked, so the consumers sharing the database keep nearly all of it, and the
+         * pace follows the database's load by itself. {@code 100} purges flat out.
+         */
+        @WithDefault("10")
+        int busyPercent();
+
+        /**
+         * The shortest pause between two batches, whatever {@code busy-percent} gives. {@code 0} (the default) leaves
+         * the pace to {@code busy-percent}.
          */
         @WithDefault("0")
         Duration pauseBetweenBatches();

@@ -197,9 +197,11 @@ public class IdempotencyGuard {
             if (store.confirm(key.scope(), key.key(), delivery.plan().retention())) {
                 remember(delivery);
             } else {
-                LOG.warnf("The claim on key '%s' was taken over while %s ran; its work is done and the message is"
-                        + " acknowledged, and the other delivery may repeat it. Raise the claim timeout above the"
-                        + " slowest handler", key, delivery.plan().description());
+                LOG.warnf("The claim on key '%s' was no longer this worker's when %s finished: taken over (the"
+                        + " handler outlived the claim timeout: raise it above the slowest handler), or lost in a"
+                        + " database crash (with asynchronous-claim-commit). Its work is done and the message is"
+                        + " acknowledged, but the key is not confirmed: another delivery may repeat the work", key,
+                        delivery.plan().description());
             }
         } catch (RuntimeException e) {
             LOG.errorf(e, "Could not confirm key '%s' after %s succeeded. The work happened, so the message is"

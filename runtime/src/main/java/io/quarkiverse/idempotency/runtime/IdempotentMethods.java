@@ -48,6 +48,11 @@ public final class IdempotentMethods {
         return plans[index];
     }
 
+    /** @return the plans of every {@code @Idempotent} method */
+    public List<MethodPlan> plans() {
+        return List.of(plans);
+    }
+
     /** @return the channels consumed by {@code @Idempotent} methods */
     public Set<String> channels() {
         return channels;

@@ -92,6 +92,11 @@ class DatabaseStoreTest {
     }
 
     @Test
+    void claimsCommitSynchronouslyByDefault() {
+        assertFalse(store.asynchronousClaimCommit());
+    }
+
+    @Test
     void staleClaimIsTakenOverConfirmedRowNeverIsHoweverOld() throws SQLException {
         insert("s:stale", "s", "CLAIMED", "dead-worker", "now() - interval '10 minutes'", "now() + interval '1 day'");
         insert("s:done", "s", "CONFIRMED", "dead-worker", "now() - interval '10 days'", "now() + interval '1 day'");

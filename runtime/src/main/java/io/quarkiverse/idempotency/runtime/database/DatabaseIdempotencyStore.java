@@ -35,6 +35,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     private final DataSource dataSource;
     private final TransactionManager transactions;
     private final String worker;
+    private final boolean asynchronousClaimCommit;
     private final String claimSql;
     private final String insertConfirmedSql;
     private final String takeOverConfirmedSql;
@@ -60,6 +61,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         this.dataSource = dataSource;
         this.transactions = transactions;
         this.worker = worker;
+        this.asynchronousClaimCommit = asynchronousClaimCommit;
         this.claimSql = claimStatement(table, asynchronousClaimCommit);
         this.insertConfirmedSql = "INSERT INTO " + table + " (scoped_key, scope, state, claimed_by, recorded_at,"
                 + " expires_at) VALUES (?, ?, 'CONFIRMED', ?, now(), now() + ? * interval '1 millisecond')"
@@ -277,6 +279,11 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     @Override
     public boolean joinsTransactions() {
         return true;
+    }
+
+    /** @return whether a claim's commit skips waiting for its WAL flush */
+    public boolean asynchronousClaimCommit() {
+        return asynchronousClaimCommit;
     }
 
     /** @return the id this store fences claims with */
