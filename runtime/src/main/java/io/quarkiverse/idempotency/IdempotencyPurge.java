@@ -49,7 +49,7 @@ public class IdempotencyPurge {
 
     /** Checks the purge's pace at startup: a bad setting stops the application, naming it. */
     void checkPace(@Observes StartupEvent event) {
-        busyPercent(config.purge().busyPercent());
+        checkBusyPercent(config.purge().busyPercent());
     }
 
     /**
@@ -62,7 +62,7 @@ public class IdempotencyPurge {
     public synchronized long purgeExpired() {
         long start = System.nanoTime();
         int batchSize = config.purge().batchSize();
-        int busyPercent = busyPercent(config.purge().busyPercent());
+        int busyPercent = config.purge().busyPercent(); // checked once, at startup
         long minimumPause = config.purge().pauseBetweenBatches().toNanos();
         long deleted = 0;
         int batch;
@@ -99,23 +99,21 @@ public class IdempotencyPurge {
         return Math.max(minimumPauseNanos, paced);
     }
 
-    /** @return the setting, checked: a bad one is an error naming it, never a purge that never pauses or never ends */
-    static int busyPercent(int configured) {
+    /** A bad setting is an error naming it, never a purge that never pauses or never ends. */
+    private static void checkBusyPercent(int configured) {
         if (configured < 1 || configured > 100) {
             throw new IllegalArgumentException("quarkus.idempotency.purge.busy-percent must be from 1 to 100, not "
                     + configured);
         }
-        return configured;
     }
 
     /** @return false when the thread was interrupted: the purge stops */
     private static boolean pause(long nanos) {
         long deadline = System.nanoTime() + nanos;
-        for (long left = nanos; left > 0; left = deadline - System.nanoTime()) {
+        long left = nanos;
+        while (left > 0 && !Thread.currentThread().isInterrupted()) {
             LockSupport.parkNanos(left); // may return early: park again until the deadline
-            if (Thread.currentThread().isInterrupted()) {
-                return false;
-            }
+            left = deadline - System.nanoTime();
         }
         return !Thread.currentThread().isInterrupted();
     }
