@@ -1,24 +1,13 @@
 package io.quarkiverse.idempotency;
 
-import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
 
-import jakarta.inject.Inject;
-import jakarta.inject.Singleton;
-
 import org.eclipse.microprofile.reactive.messaging.Message;
 
-import io.quarkiverse.idempotency.runtime.Delivery;
-import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
-import io.quarkiverse.idempotency.runtime.IdempotencyGuard;
-import io.quarkiverse.idempotency.runtime.IdempotentMethodInfo;
-import io.quarkiverse.idempotency.runtime.MethodPlan;
-import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.infrastructure.Infrastructure;
-
 /**
- * The programmatic form of {@link Idempotent}, for code that composes its own pipeline, with the same semantics:
+ * The programmatic form of {@link Idempotent}, for code that composes its own pipeline, with the same semantics as a
+ * lease-mode method. Inject it:
  *
  * <pre>
  * &#64;Incoming("payments")
@@ -30,21 +19,13 @@ import io.smallrye.mutiny.infrastructure.Infrastructure;
  *
  * The key is claimed before the handler runs; a duplicate is acked without running it; a delivery in progress
  * elsewhere, a missing key and a store failure nack the message with the corresponding {@link IdempotencyException};
- * a handler failure forgets the claim and nacks the message with the handler's exception. The handler runs on a
- * worker thread. The key is confirmed after the handler returns, on its own: for a confirm inside a transaction, use
- * {@link Idempotent} on a {@code @Transactional} method.
+ * a handler failure counts an attempt against the key's budget and nacks the message with a
+ * {@link HandlerFailedException} (redelivered after a growing delay) or, once the budget is spent, an
+ * {@link AttemptsExhaustedException} (dead-lettered). The handler runs on a worker thread; the key is confirmed on its
+ * own after it returns. Settings come from {@code quarkus.idempotency.*}, and from
+ * {@code quarkus.idempotency.channels."<scope>".*} for the scope.
  */
-@Singleton
-public class Idempotency {
-
-    private final IdempotencyGuard guard;
-    private final IdempotencyConfig config;
-
-    @Inject
-    public Idempotency(IdempotencyGuard guard, IdempotencyConfig config) {
-        this.guard = guard;
-        this.config = config;
-    }
+public interface Idempotency {
 
     /**
      * Handles a message at most once per key, keyed by the broker's message id.
@@ -54,7 +35,7 @@ public class Idempotency {
      * @param handler the work, run at most once per key
      * @return completes when the message is acked or nacked
      */
-    public <T> CompletionStage<Void> handle(Message<T> message, String scope, Consumer<? super T> handler) {
+    default <T> CompletionStage<Void> handle(Message<T> message, String scope, Consumer<? super T> handler) {
         return handle(message, scope, null, handler);
     }
 
@@ -67,51 +48,6 @@ public class Idempotency {
      * @param handler the work, run at most once per key
      * @return completes when the message is acked or nacked
      */
-    @SuppressWarnings("unchecked")
-    public <T> CompletionStage<Void> handle(Message<T> message, String scope, KeyFunction<? super T> key,
-            Consumer<? super T> handler) {
-        Objects.requireNonNull(message, "message");
-        Objects.requireNonNull(handler, "handler");
-        if (scope == null || scope.isBlank()) {
-            throw new IllegalArgumentException("scope must not be blank");
-        }
-        KeyFunction<Object> keyFunction = key == null ? null : (KeyFunction<Object>) key;
-        MethodPlan plan = new MethodPlan("Idempotency.handle(scope=" + scope + ")", scope, scope,
-                keyFunction == null ? (payload, metadata) -> guard.messageId(metadata) : keyFunction,
-                config.retention(), config.claimTimeout(), IdempotentMethodInfo.Returns.COMPLETION_STAGE, true, false, false,
-                false);
-        return Uni.createFrom().item(() -> run(plan, message, handler))
-                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                .chain(stage -> Uni.createFrom().completionStage(stage))
-                .subscribeAsCompletionStage();
-    }
-
-    private <T> CompletionStage<Void> run(MethodPlan plan, Message<T> message, Consumer<? super T> handler) {
-        Delivery delivery;
-        try {
-            delivery = guard.begin(plan, plan.scope(), message.getPayload(), message.getMetadata());
-        } catch (IdempotencyException e) {
-            return message.nack(e);
-        }
-        switch (delivery.claim()) {
-            case DONE:
-                return message.ack();
-            case BUSY:
-                return message.nack(new DeliveryInProgressException(delivery.key()));
-            default:
-                break;
-        }
-        try {
-            handler.accept(message.getPayload());
-        } catch (RuntimeException | Error e) {
-            guard.failed(delivery, e);
-            return message.nack(e);
-        }
-        try {
-            guard.succeeded(delivery);
-        } catch (RuntimeException e) {
-            return message.nack(e);
-        }
-        return message.ack();
-    }
+    <T> CompletionStage<Void> handle(Message<T> message, String scope, KeyFunction<? super T> key,
+            Consumer<? super T> handler);
 }

@@ -1,10 +1,14 @@
 package io.quarkiverse.idempotency;
 
+import java.time.Duration;
+
 /**
  * Why an idempotent delivery was not acknowledged. The extension nacks the message with a subtype of this exception;
- * the RabbitMQ failure handler it installs reads {@link #requeue()} to decide between requeue and dead-letter.
+ * the failure handler it installs for the channel reads {@link #requeue()} and {@link #retryDelay()} to decide between
+ * a delayed redelivery and the dead-letter queue.
  * <p>
- * These exceptions describe outcomes, not bugs: they carry no stack trace.
+ * These exceptions describe outcomes, not bugs: they carry no stack trace of their own (a handler's failure is their
+ * cause).
  */
 public abstract class IdempotencyException extends RuntimeException {
 
@@ -23,8 +27,16 @@ public abstract class IdempotencyException extends RuntimeException {
     }
 
     /**
-     * @return {@code true} when the message must be redelivered later (after the configured retry delay);
-     *         {@code false} when it must be rejected without requeue
+     * @return {@code true} when the message must be redelivered later (after {@link #retryDelay()}); {@code false}
+     *         when it must be dead-lettered (rejected without requeue)
      */
     public abstract boolean requeue();
+
+    /**
+     * @return how long the message waits before it is redelivered; {@code null} for
+     *         {@code quarkus.idempotency.requeue-delay}
+     */
+    public Duration retryDelay() {
+        return null;
+    }
 }

@@ -7,62 +7,83 @@ import java.util.Optional;
 /**
  * Remembers which keys were handled. Supply a bean of this type to replace the built-in stores.
  * <p>
- * Every key lives under a scope. A key is either CLAIMED by one worker (a handler is running) or CONFIRMED (a handler
- * finished). Implementations must make {@link #claim} atomic across every process that shares the store, and fence
- * {@link #confirm} and {@link #forget} by the worker that holds the claim, so that a worker whose claim was taken
- * over changes nothing. Methods may block; they are called from worker threads, never from the event loop. Failures
- * are reported by throwing; the caller turns them into a retry of the message.
+ * Every key lives under a scope. A key's record is in one of four states: {@code CLAIMED} (a delivery holds it on a
+ * lease: its handler is running, or died), {@code CONFIRMED} (a handler finished: the message was handled),
+ * {@code FAILED} (the last attempt failed; the record counts the failed attempts, and the next delivery may try again)
+ * and {@code DEAD_LETTERED} (the attempt budget was spent and the message dead-lettered; a later delivery of the key,
+ * such as a replay from the dead-letter queue, starts a fresh budget).
+ * <p>
+ * Each claim carries a token chosen by the caller, unique per claim: {@link #confirm}, {@link #recordFailure},
+ * {@link #release} and {@link #renew} change only the record of the claim holding that token, so that a delivery
+ * whose claim was taken over (even by a later delivery in the same process) changes nothing.
+ * Implementations must make {@link #claim} atomic across every process that shares the store. Methods may block; they
+ * are called from worker threads, never from the event loop. Failures are reported by throwing; the caller turns them
+ * into a retry of the message.
  */
 public interface IdempotencyStore {
 
     /**
-     * Claims a key for this worker in one atomic step.
+     * Claims a key on a lease, committed on its own (never as part of a caller's transaction), in one atomic step:
+     * the key is free (never seen, or its last attempt failed), or its claim's lease ran out (its owner died), so it
+     * is now this token's; or it is confirmed; or another live claim holds it.
      *
-     * @param scope the scope, never blank
-     * @param key the key, never blank
-     * @param retention how long the key is remembered from now
-     * @param claimTimeout how long an unconfirmed claim is honoured before another worker may take it over
-     * @return {@link ClaimResult#NEW} or {@link ClaimResult#TAKEN_OVER} when this worker now holds the claim,
-     *         {@link ClaimResult#DONE} when the key is confirmed, {@link ClaimResult#BUSY} when another live claim
-     *         holds it
+     * @param key the key, under its scope
+     * @param token this claim's token, unique per claim
+     * @param lease how long the claim is honoured unless renewed
+     * @param retention how long the key's record is kept from now
+     * @return the answer, with the number of failed attempts already counted for the key
      */
-    ClaimResult claim(String scope, String key, Duration retention, Duration claimTimeout);
+    Claim claim(ScopedKey key, String token, Duration lease, Duration retention);
 
     /**
-     * Turns this worker's claim into a confirmed key, remembered for {@code retention} from now. When
-     * {@link #joinsTransactions()} is true and a transaction is active, the change is part of that transaction.
+     * Turns this token's claim into a confirmed key, remembered for {@code retention} from now, committed on its own
+     * (never as part of a caller's transaction).
      *
-     * @return {@code true} when this worker's claim was confirmed; {@code false} when the claim is no longer this
-     *         worker's (it was taken over), in which case nothing changed
+     * @return {@code true} when the claim was confirmed; {@code false} when the claim is no longer this token's (it was
+     *         taken over), in which case nothing changed
      */
-    boolean confirm(String scope, String key, Duration retention);
+    boolean confirm(ScopedKey key, String token, Duration retention);
 
     /**
-     * Deletes this worker's own unconfirmed claim, so that a redelivery runs the handler again. Never deletes a
-     * confirmed key or another worker's claim.
+     * Counts a failed attempt of this token's delivery, committed on its own: the claim (if this token still holds one)
+     * is released, so that the next delivery may try again, and the record remembers how many attempts failed and the
+     * last failure. When the count reaches {@code maxAttempts}, the record is marked dead-lettered.
+     * <p>
+     * A delivery whose claim lived only in a transaction that rolled back has no record to update: the failure is
+     * then counted on a record of its own (or on the key's earlier failed record), unless another delivery holds the
+     * key right now.
      *
-     * @return {@code true} when a claim was deleted
+     * @param failure a short description of the failure (exception class and message)
+     * @return the number of failed attempts counted so far, this one included; {@code 0} when the key's record is not
+     *         this token's to count on (taken over, confirmed by another delivery, or held by one right now)
      */
-    boolean forget(String scope, String key);
+    int recordFailure(ScopedKey key, String token, String failure, int maxAttempts, Duration retention);
 
     /**
-     * Extends the life of this worker's claims on the given keys (handlers still running), so that a slow but live
-     * handler is not taken over.
+     * Deletes this token's unconfirmed claim without counting a failed attempt (the store failed in the middle of a
+     * delivery, or its outcome is unknown), so that a redelivery runs at once. Never touches a confirmed key or
+     * another token's claim.
      *
-     * @param keys the claims to renew
+     * @return {@code true} when a claim was released
      */
-    void renew(Collection<ScopedKey> keys);
+    boolean release(ScopedKey key, String token);
 
     /**
-     * Deletes up to {@code limit} expired keys, in either state.
+     * Extends the leases of running handlers' claims, so that a slow but live handler is not taken over.
+     *
+     * @param claims the claims to renew, each with the lease it extends to from now
+     */
+    void renew(Collection<HeldClaim> claims);
+
+    /**
+     * Deletes up to {@code limit} expired keys, in any state.
      *
      * @return the number of keys deleted
      */
     int purgeExpired(int limit);
 
     /**
-     * @return the age of the oldest unconfirmed claim, for monitoring; empty when there is none or the store cannot
-     *         tell
+     * @return the age of the oldest live claim, for monitoring; empty when there is none or the store cannot tell
      */
     default Optional<Duration> oldestClaimAge() {
         return Optional.empty();
@@ -77,29 +98,42 @@ public interface IdempotencyStore {
     }
 
     /**
-     * @return whether {@link #claimConfirmedInTransaction} is supported (the database store)
+     * @return whether this store can write keys inside the caller's JTA transaction ({@link #claimInTransaction},
+     *         {@link #confirmInTransaction}): the database store can; the memory store cannot
      */
-    default boolean supportsClaimInTransaction() {
+    default boolean joinsTransactions() {
         return false;
     }
 
     /**
-     * Claims a key as already confirmed, inside the caller's active transaction: the opt-in mode for transactional
-     * handlers whose work is all in the store's database. The row becomes visible when that transaction commits and
-     * vanishes if it rolls back; a concurrent delivery of the same key waits for it on the row lock.
+     * Claims a key inside the caller's active transaction, recorded as confirmed: the record becomes visible when that
+     * transaction commits and vanishes if it rolls back, so "the work committed" and "the key is a fact" are one
+     * event. Must not wait for another transaction holding the key: it answers {@link ClaimResult#BUSY} at once.
+     * A key whose last attempt failed, or whose lease-mode claim ran out, is taken over in the same way; a live
+     * lease-mode claim is {@link ClaimResult#BUSY}.
      *
-     * @return as {@link #claim}
+     * @return the answer, with the number of failed attempts already counted for the key
      */
-    default ClaimResult claimConfirmedInTransaction(String scope, String key, Duration retention,
-            Duration claimTimeout) {
+    default Claim claimInTransaction(ScopedKey key, String token, Duration retention) {
         throw new UnsupportedOperationException(getClass().getName() + " cannot claim inside a transaction");
     }
 
     /**
-     * @return whether {@link #confirm} called inside an active JTA transaction is written in that transaction (a
-     *         database store); when false, the key is confirmed only after the handler's transaction committed
+     * Confirms this token's lease-mode claim inside the caller's active transaction.
+     *
+     * @return {@code false} when the claim is no longer this token's: the caller must roll the transaction back
      */
-    default boolean joinsTransactions() {
-        return false;
+    default boolean confirmInTransaction(ScopedKey key, String token, Duration retention) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot confirm inside a transaction");
+    }
+
+    /**
+     * A claim a running handler holds, to be renewed.
+     *
+     * @param key the key
+     * @param token the claim's token
+     * @param lease the lease it extends to from now
+     */
+    record HeldClaim(ScopedKey key, String token, Duration lease) {
     }
 }

@@ -12,11 +12,12 @@ import jakarta.interceptor.InterceptorBinding;
  * Makes an {@code @Incoming} method idempotent: a message whose key was already handled is acknowledged without
  * running the method again.
  * <p>
- * Each delivery computes a key (by default the broker's message id), claims it in the {@link IdempotencyStore}
- * (a claim is committed before the method runs), runs the method, and then confirms the key, or forgets it when the
- * method fails so that the redelivery really runs. A delivery whose key is confirmed is acknowledged and skipped; a
- * delivery whose key is claimed by a live handler elsewhere is redelivered later. See the guide for the full table of
- * outcomes.
+ * Each delivery computes a key (by default the broker's message id) and claims it in the {@link IdempotencyStore}:
+ * inside the method's own transaction when it is {@code @Transactional} (one commit per message), else on a lease
+ * committed before the method runs. A delivery whose key is confirmed is acknowledged and skipped; one whose key is
+ * being handled elsewhere is redelivered later. When the method fails, the attempt is counted against the key's
+ * budget and the message redelivered after a growing delay; once the budget is spent it is dead-lettered. See the
+ * guide for the full table of outcomes.
  * <p>
  * Place it on methods annotated with {@code @Incoming}; the build fails for any other placement.
  */
@@ -39,36 +40,43 @@ public @interface Idempotent {
      * CDI bean; it is instantiated once.
      * <p>
      * The default, {@link MessageIdKey}, uses the broker's message id (RabbitMQ: the {@code message_id} property).
-     * A message for which the function returns {@code null} or a blank key is rejected without requeue (dead-lettered).
+     * A message for which the function returns {@code null} or a blank key, or throws, is rejected without requeue
+     * (dead-lettered).
      */
     @Nonbinding
     Class<? extends KeyFunction> key() default MessageIdKey.class;
 
     /**
-     * How long a handled key is remembered, as a {@link java.time.Duration} string ({@code PT48H}) or a Quarkus
-     * shorthand ({@code 48h}); must outlast the slowest duplicate (retries, a dead-letter queue drained by hand, a
-     * replay). Empty means {@code quarkus.idempotency.retention}.
+     * Where the key is written: in the method's transaction, or on a lease before it. The default chooses per method;
+     * see {@link IdempotencyMode}.
+     */
+    @Nonbinding
+    IdempotencyMode mode() default IdempotencyMode.AUTO;
+
+    /**
+     * How long a handled key is remembered, as a {@link java.time.Duration} string ({@code PT48H}), a Quarkus shorthand
+     * ({@code 48h}) or a configuration expression ({@code ${payments.retention}}); must outlast the slowest duplicate
+     * (retries, a dead-letter queue drained by hand, a replay). Empty means {@code quarkus.idempotency.retention};
+     * {@code quarkus.idempotency.channels."<channel>".retention} overrides it.
      */
     @Nonbinding
     String retention() default "";
 
     /**
-     * How long a claim whose handler has not finished is honoured before another delivery may take it over, in the
-     * same format as {@link #retention()}; must outlast the slowest handler (the claim of a running handler is
-     * renewed, so this bounds how long a crashed handler's message waits). Empty means
-     * {@code quarkus.idempotency.claim-timeout}.
+     * How long a lease-mode claim is honoured unless renewed, in the same format as {@link #retention()}. A running
+     * handler's claim is renewed every third of it, so it bounds how long the message of a crashed consumer waits
+     * before another delivery takes it over. Empty means {@code quarkus.idempotency.lease};
+     * {@code quarkus.idempotency.channels."<channel>".lease} overrides it.
      */
     @Nonbinding
-    String claimTimeout() default "";
+    String lease() default "";
 
     /**
-     * Opt-in, for {@code @Transactional} methods whose work is all in the store's database: claim the key inside the
-     * method's own transaction (inserted as confirmed) instead of in a transaction of its own before it. One commit per
-     * message instead of two. A concurrent delivery of the same key waits on the row lock until the first commits
-     * (then it is a duplicate) or rolls back (then it runs). Work outside that database (a call to another service,
-     * an e-mail) is not protected by a claim that has not committed: leave this off for such methods. Stores that
-     * cannot claim inside a transaction (the memory store) ignore it.
+     * How many attempts a message gets before it is dead-lettered (the first delivery included); each failed attempt
+     * is counted in the store, so the budget survives restarts and is shared by every instance. {@code 0} means
+     * {@code quarkus.idempotency.retry.max-attempts}; {@code quarkus.idempotency.channels."<channel>".retry.max-attempts}
+     * overrides it.
      */
     @Nonbinding
-    boolean claimInTransaction() default false;
+    int maxAttempts() default 0;
 }

@@ -15,108 +15,127 @@ import java.util.function.LongSupplier;
  * and then forgotten.
  * <p>
  * Correct for one process only, so right for tests and dev mode and wrong for production, where two consumer
- * processes each with their own memory is exactly the case idempotency exists for. It is not transactional: a key
- * is confirmed after the handler's transaction committed.
+ * processes each with their own memory is exactly the case idempotency exists for. It does not join transactions:
+ * a key is confirmed after the handler's transaction committed.
  */
 public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
     private static final int MIN_SWEEP_INTERVAL = 1024;
 
-    private final ConcurrentHashMap<ScopedKey, Entry> entries;
-    private final AtomicInteger claimsSinceSweep;
+    private enum State {
+        CLAIMED,
+        CONFIRMED,
+        FAILED,
+        DEAD_LETTERED
+    }
+
+    private final ConcurrentHashMap<ScopedKey, Entry> entries = new ConcurrentHashMap<>();
+    private final AtomicInteger claimsSinceSweep = new AtomicInteger();
     private volatile int sizeAtLastSweep;
-    private final String worker;
     private final LongSupplier nanoClock;
 
-    /**
-     * @param worker the id of this worker, which fences confirm and forget
-     */
-    public InMemoryIdempotencyStore(String worker) {
-        this(worker, System::nanoTime);
+    public InMemoryIdempotencyStore() {
+        this(System::nanoTime);
     }
 
     /**
-     * @param worker the id of this worker, which fences confirm and forget
      * @param nanoClock a monotonic clock in nanoseconds (tests move time forward with it)
      */
-    public InMemoryIdempotencyStore(String worker, LongSupplier nanoClock) {
-        this(worker, nanoClock, new ConcurrentHashMap<>(), new AtomicInteger());
-    }
-
-    private InMemoryIdempotencyStore(String worker, LongSupplier nanoClock, ConcurrentHashMap<ScopedKey, Entry> entries,
-            AtomicInteger claimsSinceSweep) {
-        this.worker = Objects.requireNonNull(worker, "worker");
+    public InMemoryIdempotencyStore(LongSupplier nanoClock) {
         this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
-        this.entries = entries;
-        this.claimsSinceSweep = claimsSinceSweep;
-    }
-
-    /**
-     * @return a view of this store acting as another worker on the same entries, as a second process would
-     */
-    public InMemoryIdempotencyStore asWorker(String otherWorker) {
-        return new InMemoryIdempotencyStore(otherWorker, nanoClock, entries, claimsSinceSweep);
     }
 
     @Override
-    public ClaimResult claim(String scope, String key, Duration retention, Duration claimTimeout) {
+    public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {
         long now = nanoClock.getAsLong();
-        ClaimResult[] result = new ClaimResult[1];
-        entries.compute(new ScopedKey(scope, key), (k, existing) -> {
-            if (existing == null || existing.expiresAt - now <= 0) {
-                result[0] = ClaimResult.NEW;
-                return new Entry(false, worker, now, now + retention.toNanos());
+        Claim[] result = new Claim[1];
+        entries.compute(key, (k, e) -> {
+            if (e == null || e.expiresAt - now <= 0) {
+                result[0] = Claim.claimed(ClaimResult.NEW, 0);
+                return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(), 0, null);
             }
-            if (existing.confirmed) {
-                result[0] = ClaimResult.DONE;
-                return existing;
+            switch (e.state) {
+                case CONFIRMED:
+                    result[0] = Claim.DONE;
+                    return e;
+                case CLAIMED:
+                    if (e.leaseUntil - now > 0) {
+                        result[0] = Claim.busyFor(Duration.ofNanos(e.leaseUntil - now));
+                        return e;
+                    }
+                    result[0] = Claim.claimed(ClaimResult.TAKEN_OVER, e.attempts);
+                    return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(),
+                            e.attempts, e.lastFailure);
+                default:
+                    int attempts = e.state == State.DEAD_LETTERED ? 0 : e.attempts;
+                    result[0] = Claim.claimed(ClaimResult.NEW, attempts);
+                    return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(), attempts,
+                            e.lastFailure);
             }
-            if (now - existing.renewedAt >= claimTimeout.toNanos()) {
-                result[0] = ClaimResult.TAKEN_OVER;
-                return new Entry(false, worker, now, now + retention.toNanos());
-            }
-            result[0] = ClaimResult.BUSY;
-            return existing;
         });
-        if (result[0] == ClaimResult.NEW) {
+        if (result[0].result() == ClaimResult.NEW) {
             maybeSweep();
         }
         return result[0];
     }
 
     @Override
-    public boolean confirm(String scope, String key, Duration retention) {
+    public boolean confirm(ScopedKey key, String token, Duration retention) {
         long now = nanoClock.getAsLong();
         boolean[] done = new boolean[1];
-        entries.computeIfPresent(new ScopedKey(scope, key), (k, e) -> {
-            if (e.confirmed || !e.owner.equals(worker)) {
+        entries.computeIfPresent(key, (k, e) -> {
+            if (!e.heldBy(token)) {
                 return e;
             }
             done[0] = true;
-            return new Entry(true, e.owner, now, now + retention.toNanos());
+            return new Entry(State.CONFIRMED, token, 0, now + retention.toNanos(), e.attempts, e.lastFailure);
         });
         return done[0];
     }
 
     @Override
-    public boolean forget(String scope, String key) {
+    public int recordFailure(ScopedKey key, String token, String failure, int maxAttempts, Duration retention) {
+        long now = nanoClock.getAsLong();
+        int[] counted = new int[1];
+        entries.compute(key, (k, e) -> {
+            int before;
+            if (e == null || e.expiresAt - now <= 0) {
+                before = 0;
+            } else if (e.heldBy(token) || e.state == State.FAILED) {
+                before = e.attempts;
+            } else if (e.state == State.DEAD_LETTERED) {
+                before = 0;
+            } else {
+                return e; // confirmed, or another delivery's claim
+            }
+            counted[0] = before + 1;
+            long expiresAt = e == null ? now + retention.toNanos() : Math.max(e.expiresAt, now + retention.toNanos());
+            return new Entry(counted[0] >= maxAttempts ? State.DEAD_LETTERED : State.FAILED, token, 0, expiresAt,
+                    counted[0], failure);
+        });
+        return counted[0];
+    }
+
+    @Override
+    public boolean release(ScopedKey key, String token) {
         boolean[] done = new boolean[1];
-        entries.computeIfPresent(new ScopedKey(scope, key), (k, e) -> {
-            if (e.confirmed || !e.owner.equals(worker)) {
+        entries.computeIfPresent(key, (k, e) -> {
+            if (!e.heldBy(token)) {
                 return e;
             }
             done[0] = true;
-            return null;
+            return e.attempts == 0 ? null : new Entry(State.FAILED, token, 0, e.expiresAt, e.attempts, e.lastFailure);
         });
         return done[0];
     }
 
     @Override
-    public void renew(Collection<ScopedKey> keys) {
+    public void renew(Collection<HeldClaim> claims) {
         long now = nanoClock.getAsLong();
-        for (ScopedKey k : keys) {
-            entries.computeIfPresent(k, (ignored, e) -> e.confirmed || !e.owner.equals(worker) ? e
-                    : new Entry(false, e.owner, now, e.expiresAt));
+        for (HeldClaim held : claims) {
+            entries.computeIfPresent(held.key(), (ignored, e) -> !e.heldBy(held.token()) ? e
+                    : new Entry(State.CLAIMED, e.token, now + held.lease().toNanos(), e.expiresAt, e.attempts,
+                            e.lastFailure));
         }
     }
 
@@ -139,12 +158,22 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         long oldest = Long.MAX_VALUE;
         boolean found = false;
         for (Entry e : entries.values()) {
-            if (!e.confirmed && e.expiresAt - now > 0 && (!found || e.renewedAt - oldest < 0)) {
-                oldest = e.renewedAt;
+            if (e.state == State.CLAIMED && e.expiresAt - now > 0 && (!found || e.claimedAt - oldest < 0)) {
+                oldest = e.claimedAt;
                 found = true;
             }
         }
         return found ? Optional.of(Duration.ofNanos(now - oldest)) : Optional.empty();
+    }
+
+    /**
+     * @return a snapshot of the keys held, for display: scope, key, state, attempts and last failure
+     */
+    public Map<ScopedKey, String> describe() {
+        Map<ScopedKey, String> described = new java.util.LinkedHashMap<>();
+        entries.forEach((k, e) -> described.put(k, e.state + (e.attempts > 0 ? " after " + e.attempts
+                + " failed attempts" + (e.lastFailure == null ? "" : ": " + e.lastFailure) : "")));
+        return described;
     }
 
     /** @return the number of keys held, expired ones not yet swept included */
@@ -167,6 +196,27 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         }
     }
 
-    private record Entry(boolean confirmed, String owner, long renewedAt, long expiresAt) {
+    private final class Entry {
+        final State state;
+        final String token;
+        final long leaseUntil;
+        final long expiresAt;
+        final int attempts;
+        final String lastFailure;
+        final long claimedAt;
+
+        Entry(State state, String token, long leaseUntil, long expiresAt, int attempts, String lastFailure) {
+            this.state = state;
+            this.token = token;
+            this.leaseUntil = leaseUntil;
+            this.expiresAt = expiresAt;
+            this.attempts = attempts;
+            this.lastFailure = lastFailure;
+            this.claimedAt = nanoClock.getAsLong();
+        }
+
+        boolean heldBy(String claimToken) {
+            return state == State.CLAIMED && token.equals(claimToken);
+        }
     }
 }

@@ -7,7 +7,6 @@ import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
-import io.quarkiverse.idempotency.runtime.MessageIdReader;
 import io.quarkus.arc.All;
 
 /**

@@ -8,7 +8,6 @@ import io.quarkiverse.idempotency.runtime.PurgeJob;
 import io.quarkiverse.idempotency.runtime.database.AsynchronousClaimCommitCheck;
 import io.quarkiverse.idempotency.runtime.database.DatabaseStoreProducer;
 import io.quarkiverse.idempotency.runtime.database.IdempotencyRecord;
-import io.quarkiverse.idempotency.runtime.database.TableCheck;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.deployment.Capabilities;
 import io.quarkus.deployment.Capability;
@@ -25,7 +24,8 @@ import io.quarkus.deployment.builditem.nativeimage.NativeImageResourceBuildItem;
 class DatabaseStoreProcessor {
 
     static final String[] MIGRATIONS = { "db/idempotency/postgresql/V1000__create_idempotency_record.sql",
-            "db/idempotency/postgresql/V1001__index_live_claims.sql" };
+            "db/idempotency/postgresql/V1001__index_live_claims.sql",
+            "db/idempotency/postgresql/V1002__leases_and_attempts.sql" };
 
     /**
      * Indexing the entity is what lets Panache enhance a class that lives in the extension's jar (and Hibernate ORM
@@ -39,7 +39,7 @@ class DatabaseStoreProcessor {
             return;
         }
         indexed.produce(new AdditionalIndexedClassesBuildItem(IdempotencyRecord.class.getName()));
-        beans.produce(AdditionalBeanBuildItem.builder().addBeanClasses(DatabaseStoreProducer.class, TableCheck.class,
+        beans.produce(AdditionalBeanBuildItem.builder().addBeanClasses(DatabaseStoreProducer.class,
                 AsynchronousClaimCommitCheck.class)
                 .setUnremovable().build());
         resources.produce(new NativeImageResourceBuildItem(MIGRATIONS));

@@ -10,23 +10,24 @@ import java.util.regex.Pattern;
 
 import jakarta.inject.Singleton;
 
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.jandex.AnnotationInstance;
 import org.jboss.jandex.AnnotationTransformation;
 import org.jboss.jandex.ClassType;
 import org.jboss.jandex.DotName;
 import org.jboss.jandex.MethodInfo;
 
-import io.quarkiverse.idempotency.Idempotency;
-import io.quarkiverse.idempotency.IdempotencyPurge;
+import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.MessageIdKey;
 import io.quarkiverse.idempotency.deployment.exception.InvalidTableNameException;
 import io.quarkiverse.idempotency.deployment.exception.SharedScopeException;
 import io.quarkiverse.idempotency.deployment.exception.StoreConfigurationException;
+import io.quarkiverse.idempotency.deployment.exception.UnsupportedConnectorException;
+import io.quarkiverse.idempotency.runtime.Deliveries;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig.StoreKind;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
-import io.quarkiverse.idempotency.runtime.IdempotencyGuard;
 import io.quarkiverse.idempotency.runtime.IdempotencyInterceptor;
 import io.quarkiverse.idempotency.runtime.IdempotencyRecorder;
 import io.quarkiverse.idempotency.runtime.IdempotentMethodIndex;
@@ -35,12 +36,15 @@ import io.quarkiverse.idempotency.runtime.IdempotentMethods;
 import io.quarkiverse.idempotency.runtime.InboundMessages;
 import io.quarkiverse.idempotency.runtime.MemoryStoreProducer;
 import io.quarkiverse.idempotency.runtime.NoopMetricsProducer;
+import io.quarkiverse.idempotency.runtime.ProgrammaticIdempotency;
+import io.quarkiverse.idempotency.runtime.StoreCheck;
+import io.quarkiverse.idempotency.runtime.StorePurge;
+import io.quarkiverse.idempotency.runtime.TransactionalDeliveryInterceptor;
 import io.quarkiverse.idempotency.runtime.WorkerId;
 import io.quarkiverse.idempotency.runtime.health.IdempotencyStoreHealthCheck;
-import io.quarkiverse.idempotency.runtime.jta.IdempotencyTransactionInterceptor;
 import io.quarkiverse.idempotency.runtime.micrometer.MicrometerIdempotencyMetrics;
-import io.quarkiverse.idempotency.runtime.rabbitmq.FailureStrategyCheck;
 import io.quarkiverse.idempotency.runtime.rabbitmq.IdempotencyFailureHandlerFactory;
+import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQChannelCheck;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQMessageIdReader;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.AnnotationsTransformerBuildItem;
@@ -65,6 +69,9 @@ class IdempotencyProcessor {
 
     private static final String FEATURE = "idempotency";
     private static final String RABBITMQ_CONNECTOR = "smallrye-rabbitmq";
+    /** The connectors whose failure handling maps the extension's outcomes. */
+    static final List<String> SUPPORTED_CONNECTORS = List.of(RABBITMQ_CONNECTOR, "smallrye-in-memory");
+    private static final Set<String> POSTGRESQL_KINDS = Set.of("postgresql", "pgsql", "pg", "postgres");
     private static final String MICROMETER_REGISTRY_CLASS = "io.micrometer.core.instrument.MeterRegistry";
     private static final String RABBITMQ_CONNECTOR_CLASS = "io.smallrye.reactive.messaging.rabbitmq.RabbitMQConnector";
     private static final Pattern TABLE_NAME = Pattern
@@ -76,8 +83,10 @@ class IdempotencyProcessor {
     }
 
     @BuildStep
-    IdempotentMethodsBuildItem analyse(CombinedIndexBuildItem index) {
-        return new IdempotentMethodAnalyzer(index.getIndex()).analyse();
+    IdempotentMethodsBuildItem analyse(CombinedIndexBuildItem index, IdempotencyBuildTimeConfig config,
+            Capabilities capabilities) {
+        return new IdempotentMethodAnalyzer(index.getIndex(), storeKind(config, capabilities) == StoreKind.MEMORY)
+                .analyse();
     }
 
     @BuildStep
@@ -85,8 +94,8 @@ class IdempotencyProcessor {
             BuildProducer<AdditionalBeanBuildItem> beans) {
         beans.produce(AdditionalBeanBuildItem.builder()
                 .addBeanClasses(Idempotent.class, IdempotentMethodIndex.class, IdempotencyInterceptor.class,
-                        IdempotencyGuard.class, InboundMessages.class, WorkerId.class, MessageIdKey.class,
-                        Idempotency.class, IdempotencyPurge.class, NoopMetricsProducer.class)
+                        Deliveries.class, InboundMessages.class, WorkerId.class, MessageIdKey.class,
+                        ProgrammaticIdempotency.class, StorePurge.class, StoreCheck.class, NoopMetricsProducer.class)
                 .setUnremovable().build());
         if (capabilities.isPresent(Capability.METRICS) && classPresent(MICROMETER_REGISTRY_CLASS)) {
             beans.produce(AdditionalBeanBuildItem.unremovableOf(MicrometerIdempotencyMetrics.class));
@@ -95,12 +104,12 @@ class IdempotencyProcessor {
             beans.produce(AdditionalBeanBuildItem.unremovableOf(IdempotencyStoreHealthCheck.class));
         }
         if (capabilities.isPresent(Capability.TRANSACTIONS)) {
-            beans.produce(AdditionalBeanBuildItem.unremovableOf(IdempotencyTransactionInterceptor.class));
+            beans.produce(AdditionalBeanBuildItem.unremovableOf(TransactionalDeliveryInterceptor.class));
         }
         if (rabbitMQPresent()) {
             beans.produce(AdditionalBeanBuildItem.builder()
                     .addBeanClasses(RabbitMQMessageIdReader.class, IdempotencyFailureHandlerFactory.class,
-                            FailureStrategyCheck.class)
+                            RabbitMQChannelCheck.class)
                     .setUnremovable().build());
         }
         if (storeKind(config, capabilities) == StoreKind.MEMORY || capabilities.isMissing(Capability.HIBERNATE_ORM)) {
@@ -151,7 +160,8 @@ class IdempotencyProcessor {
 
     @BuildStep
     @Record(ExecutionTime.RUNTIME_INIT)
-    SyntheticBeanBuildItem methodPlans(IdempotentMethodsBuildItem methods, IdempotencyRecorder recorder) {
+    SyntheticBeanBuildItem methodPlans(IdempotentMethodsBuildItem methods, List<ChannelBuildItem> channels,
+            IdempotencyRecorder recorder) {
         List<IdempotentMethodInfo> infos = new ArrayList<>();
         for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
             infos.add(entry.info());
@@ -161,8 +171,25 @@ class IdempotencyProcessor {
                 .unremovable()
                 .setRuntimeInit()
                 .addInjectionPoint(ClassType.create(IdempotencyConfig.class))
-                .createWith(recorder.methods(infos))
+                .addInjectionPoint(ClassType.create(IdempotencyStore.class))
+                .createWith(recorder.methods(infos, connectors(methods, channels)))
                 .done();
+    }
+
+    /** @return the connector of every channel consumed by an {@code @Idempotent} method, as configured or detected */
+    private static Map<String, String> connectors(IdempotentMethodsBuildItem methods, List<ChannelBuildItem> channels) {
+        Set<String> idempotent = new HashSet<>();
+        for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
+            idempotent.addAll(entry.info().getChannels());
+        }
+        Map<String, String> connectors = new HashMap<>();
+        for (ChannelBuildItem channel : channels) {
+            if (channel.getDirection() == ChannelDirection.INCOMING && idempotent.contains(channel.getName())
+                    && channel.getConnector() != null) {
+                connectors.put(channel.getName(), channel.getConnector());
+            }
+        }
+        return connectors;
     }
 
     @BuildStep
@@ -182,9 +209,18 @@ class IdempotencyProcessor {
 
     @BuildStep
     void validate(ValidationPhaseBuildItem validationPhase, IdempotentMethodsBuildItem methods,
-            IdempotencyBuildTimeConfig config, Capabilities capabilities,
+            IdempotencyBuildTimeConfig config, Capabilities capabilities, List<ChannelBuildItem> channels,
             BuildProducer<ValidationErrorBuildItem> errors) {
         List<Throwable> found = new ArrayList<>(methods.errors());
+        found.addAll(unsupportedConnectors(methods, channels));
+        if (DatabaseStoreProcessor.databaseStore(config, capabilities)) {
+            ConfigProvider.getConfig().getOptionalValue("quarkus.datasource.db-kind", String.class)
+                    .filter(kind -> !POSTGRESQL_KINDS.contains(kind.toLowerCase(java.util.Locale.ROOT)))
+                    .ifPresent(kind -> found.add(new StoreConfigurationException("The idempotency database store runs"
+                            + " PostgreSQL's SQL, but the default datasource is quarkus.datasource.db-kind=" + kind,
+                            "quarkus.datasource.db-kind", "use a PostgreSQL datasource, set"
+                                    + " quarkus.idempotency.store=memory for tests, or supply an IdempotencyStore bean")));
+        }
         if (config.store().orElse(null) == StoreKind.DATABASE && capabilities.isMissing(Capability.HIBERNATE_ORM)) {
             found.add(new StoreConfigurationException("quarkus.idempotency.store=database requires Quarkus Hibernate"
                     + " ORM", "quarkus.idempotency.store",
@@ -203,6 +239,39 @@ class IdempotencyProcessor {
         if (!found.isEmpty()) {
             errors.produce(new ValidationErrorBuildItem(found));
         }
+    }
+
+    /**
+     * A channel whose connector's failure handling the extension cannot drive would turn its outcomes into something
+     * else: a busy message acked or dead-lettered, a retry that never waits, an offset committed past a failure.
+     */
+    private static List<Throwable> unsupportedConnectors(IdempotentMethodsBuildItem methods,
+            List<ChannelBuildItem> channels) {
+        List<Throwable> errors = new ArrayList<>();
+        for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
+            for (String name : entry.info().getChannels()) {
+                String connector = null;
+                for (ChannelBuildItem channel : channels) {
+                    if (channel.getDirection() == ChannelDirection.INCOMING && channel.getName().equals(name)) {
+                        connector = channel.getConnector();
+                    }
+                }
+                if (connector == null) {
+                    errors.add(new UnsupportedConnectorException("@Idempotent method " + entry.info().getDescription()
+                            + " consumes channel '" + name + "', which no connector feeds (an internal channel): its"
+                            + " outcomes would go back to whatever emitted the message, which cannot wait and retry",
+                            "channel=" + name, "put @Idempotent on the method that consumes from the broker"));
+                } else if (!SUPPORTED_CONNECTORS.contains(connector)) {
+                    errors.add(new UnsupportedConnectorException("@Idempotent method " + entry.info().getDescription()
+                            + " consumes channel '" + name + "' of connector " + connector + ", whose failure handling"
+                            + " the extension cannot map its outcomes to (a busy message would be acked, dead-lettered"
+                            + " or committed past instead of retried later)", "channel=" + name,
+                            "use a channel of " + String.join(" or ", SUPPORTED_CONNECTORS)
+                                    + ", or the programmatic form (Idempotency) where you decide what a nack does"));
+                }
+            }
+        }
+        return errors;
     }
 
     // Two methods consuming one channel (a broadcast) under one scope would share keys: the second never runs.

@@ -18,6 +18,7 @@ import org.jboss.jandex.MethodInfo;
 import org.jboss.jandex.ParameterizedType;
 import org.jboss.jandex.Type;
 
+import io.quarkiverse.idempotency.IdempotencyMode;
 import io.quarkiverse.idempotency.deployment.exception.AcknowledgmentStrategyException;
 import io.quarkiverse.idempotency.deployment.exception.EventLoopException;
 import io.quarkiverse.idempotency.deployment.exception.IdempotencyDefinitionException;
@@ -25,6 +26,7 @@ import io.quarkiverse.idempotency.deployment.exception.InaccessibleMethodExcepti
 import io.quarkiverse.idempotency.deployment.exception.InvalidDurationException;
 import io.quarkiverse.idempotency.deployment.exception.KeyFunctionException;
 import io.quarkiverse.idempotency.deployment.exception.NotIncomingMethodException;
+import io.quarkiverse.idempotency.deployment.exception.StoreConfigurationException;
 import io.quarkiverse.idempotency.deployment.exception.StreamSignatureException;
 import io.quarkiverse.idempotency.deployment.exception.UnsupportedSignatureException;
 import io.quarkiverse.idempotency.runtime.IdempotentMethodInfo;
@@ -44,8 +46,14 @@ final class IdempotentMethodAnalyzer {
     private final List<MethodInfo> invalidMethods = new ArrayList<>();
     private final List<IdempotencyDefinitionException> errors = new ArrayList<>();
 
-    IdempotentMethodAnalyzer(IndexView index) {
+    private final boolean memoryStore;
+
+    /**
+     * @param memoryStore whether the memory store is the selected store (it cannot write keys in a transaction)
+     */
+    IdempotentMethodAnalyzer(IndexView index, boolean memoryStore) {
         this.index = index;
+        this.memoryStore = memoryStore;
     }
 
     IdempotentMethodsBuildItem analyse() {
@@ -145,26 +153,58 @@ final class IdempotentMethodAnalyzer {
                     "remove @NonBlocking"));
         }
 
-        AnnotationValue claimInTransaction = idempotent.value("claimInTransaction");
-        boolean inTransaction = claimInTransaction != null && claimInTransaction.asBoolean();
-        if (inTransaction && (!transactional || returns != Returns.SYNC || messageParameter
-                || !startsTransaction(method))) {
+        if (processor && transactional) {
             errors.add(new UnsupportedSignatureException(
-                    "@Idempotent(claimInTransaction = true) needs a @Transactional method that takes the payload and"
-                            + " returns void or a value, and always runs in a transaction",
-                    where, "add @Transactional (REQUIRED, REQUIRES_NEW or MANDATORY), or remove claimInTransaction"));
+                    "@Idempotent processor is @Transactional: its transaction commits before its output is accepted"
+                            + " downstream, so a failed send would either lose the output (the key is confirmed) or"
+                            + " repeat the work (it is not)",
+                    where, "remove @Transactional (the key is then confirmed once the output is acknowledged"
+                            + " downstream), or write the output in the transaction (an outbox) from a consumer"));
         }
+        IdempotencyMode mode = mode(idempotent, method, transactional, returns, messageParameter, processor, where);
         String keyFunction = keyFunction(idempotent, method, messageParameter, where);
         String retention = duration(idempotent, "retention", where);
-        String claimTimeout = duration(idempotent, "claimTimeout", where);
+        String lease = duration(idempotent, "lease", where);
+        AnnotationValue maxAttemptsValue = idempotent.value("maxAttempts");
+        int maxAttempts = maxAttemptsValue == null ? 0 : maxAttemptsValue.asInt();
+        if (maxAttempts < 0) {
+            errors.add(new InvalidDurationException("@Idempotent(maxAttempts = " + maxAttempts + ") is negative", where,
+                    "give the number of attempts (at least 1), or 0 for quarkus.idempotency.retry.max-attempts"));
+        }
         AnnotationValue scope = idempotent.value("scope");
 
         if (errors.size() == errorsBefore) {
             methods.add(new IdempotentMethodsBuildItem.Entry(method,
                     new IdempotentMethodInfo(method.declaringClass().name() + "#" + method.name(), channels,
-                            scope == null ? "" : scope.asString().trim(), keyFunction, retention, claimTimeout,
-                            returns, messageParameter, processor, transactional, inTransaction)));
+                            scope == null ? "" : scope.asString().trim(), keyFunction, mode, retention, lease,
+                            maxAttempts, returns, messageParameter, processor, transactional)));
         }
+    }
+
+    /**
+     * The method's mode: {@code AUTO} stays {@code AUTO} (the store decides at startup) for a method that can write its
+     * key in its transaction, and becomes {@code LEASE} for every other; a forced {@code IN_TRANSACTION} that cannot
+     * work is an error.
+     */
+    private IdempotencyMode mode(AnnotationInstance idempotent, MethodInfo method, boolean transactional,
+            Returns returns, boolean messageParameter, boolean processor, String where) {
+        AnnotationValue value = idempotent.value("mode");
+        IdempotencyMode requested = value == null ? IdempotencyMode.AUTO : IdempotencyMode.valueOf(value.asEnum());
+        boolean eligible = transactional && startsTransaction(method) && returns == Returns.SYNC && !messageParameter
+                && !processor;
+        if (requested == IdempotencyMode.IN_TRANSACTION && !eligible) {
+            errors.add(new UnsupportedSignatureException(
+                    "@Idempotent(mode = IN_TRANSACTION) needs a @Transactional method that starts its transaction,"
+                            + " takes the payload, returns synchronously and emits nothing",
+                    where, "add @Transactional (REQUIRED or REQUIRES_NEW), or use mode = LEASE"));
+        }
+        if (requested == IdempotencyMode.IN_TRANSACTION && memoryStore) {
+            errors.add(new StoreConfigurationException(
+                    "@Idempotent(mode = IN_TRANSACTION) needs a store that writes keys in the method's transaction,"
+                            + " but quarkus.idempotency.store=memory",
+                    where, "use the database store, or mode = LEASE"));
+        }
+        return requested == IdempotencyMode.AUTO && !eligible ? IdempotencyMode.LEASE : requested;
     }
 
     // A Message, or a connector's own message type (IncomingRabbitMQMessage, ...).
@@ -274,6 +314,9 @@ final class IdempotentMethodAnalyzer {
         String text = value == null ? "" : value.asString().trim();
         if (text.isEmpty()) {
             return "";
+        }
+        if (text.contains("${")) {
+            return text; // a configuration expression: resolved, and checked, at startup
         }
         try {
             if (DurationConverter.parseDuration(text).isNegative()) {

@@ -14,9 +14,10 @@ import org.eclipse.microprofile.reactive.messaging.spi.Connector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
+import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.reactive.messaging.memory.InMemoryConnector;
 
@@ -52,8 +53,9 @@ class ConfirmedKeysCacheTest {
         assertEquals(1, store.claims.get(), "the two duplicates were answered from the confirmed keys");
 
         // confirmed by another worker: this process has not seen it, so the store answers
-        store.other.claim("orders", "c-2", Duration.ofHours(1), Duration.ofMinutes(1));
-        store.other.confirm("orders", "c-2", Duration.ofHours(1));
+        ScopedKey other = new ScopedKey("orders", "c-2");
+        store.delegate().claim(other, "another-process#1", Duration.ofMinutes(1), Duration.ofHours(1));
+        store.delegate().confirm(other, "another-process#1", Duration.ofHours(1));
         Delivered<String> d = Delivered.withId("c-2", "x");
         connector.source("orders").send(d.message());
         await().until(d::settled);
@@ -75,13 +77,16 @@ class ConfirmedKeysCacheTest {
 
     @Singleton
     public static class CountingStore extends DelegatingStore {
-        final InMemoryIdempotencyStore other = delegate.asWorker("other-worker");
         final AtomicInteger claims = new AtomicInteger();
 
+        InMemoryIdempotencyStore delegate() {
+            return delegate;
+        }
+
         @Override
-        public ClaimResult claim(String scope, String key, Duration retention, Duration claimTimeout) {
+        public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {
             claims.incrementAndGet();
-            return super.claim(scope, key, retention, claimTimeout);
+            return super.claim(key, token, lease, retention);
         }
 
     }

@@ -3,7 +3,7 @@ package io.quarkiverse.idempotency.test;
 import java.time.Duration;
 import java.util.Collection;
 
-import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
 import io.quarkiverse.idempotency.ScopedKey;
@@ -14,26 +14,31 @@ import io.quarkiverse.idempotency.ScopedKey;
  */
 public abstract class DelegatingStore implements IdempotencyStore {
 
-    protected final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore("test-worker");
+    protected final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore();
 
     @Override
-    public ClaimResult claim(String scope, String key, Duration retention, Duration claimTimeout) {
-        return delegate.claim(scope, key, retention, claimTimeout);
+    public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {
+        return delegate.claim(key, token, lease, retention);
     }
 
     @Override
-    public boolean confirm(String scope, String key, Duration retention) {
-        return delegate.confirm(scope, key, retention);
+    public boolean confirm(ScopedKey key, String token, Duration retention) {
+        return delegate.confirm(key, token, retention);
     }
 
     @Override
-    public boolean forget(String scope, String key) {
-        return delegate.forget(scope, key);
+    public int recordFailure(ScopedKey key, String token, String failure, int maxAttempts, Duration retention) {
+        return delegate.recordFailure(key, token, failure, maxAttempts, retention);
     }
 
     @Override
-    public void renew(Collection<ScopedKey> keys) {
-        delegate.renew(keys);
+    public boolean release(ScopedKey key, String token) {
+        return delegate.release(key, token);
+    }
+
+    @Override
+    public void renew(Collection<HeldClaim> claims) {
+        delegate.renew(claims);
     }
 
     @Override

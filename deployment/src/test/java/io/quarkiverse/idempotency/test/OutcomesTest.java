@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.idempotency.DeliveryInProgressException;
+import io.quarkiverse.idempotency.HandlerFailedException;
 import io.quarkiverse.idempotency.HandlerRolledBackException;
 import io.quarkiverse.idempotency.IdempotencyException;
 import io.quarkiverse.idempotency.Idempotent;
@@ -92,10 +93,15 @@ class OutcomesTest {
     }
 
     @Test
-    void handlerFailureForgetsTheClaimSoTheRetryRuns() {
+    void handlerFailureCountsAnAttemptSoTheRetryRunsAfterADelay() {
         Delivered<String> first = send("flaky-in", Delivered.withId("f-1", "x"));
         assertEquals(0, first.acks());
-        assertEquals("boom", first.nacks().get(0).getMessage(), "nacked with the handler's own exception");
+        HandlerFailedException failed = assertInstanceOf(HandlerFailedException.class, first.nacks().get(0));
+        assertEquals("boom", failed.getCause().getMessage(), "the handler's own exception is the cause");
+        assertTrue(failed.requeue(), "retried");
+        assertEquals(1, failed.attempt());
+        assertTrue(failed.retryDelay().toMillis() >= 800, "after the first retry delay (1 s, jitter 20%): "
+                + failed.retryDelay());
 
         Delivered<String> retry = send("flaky-in", Delivered.withId("f-1", "x"));
         assertEquals(1, retry.acks(), "the retry really runs");
@@ -108,10 +114,11 @@ class OutcomesTest {
     }
 
     @Test
-    void rollbackWithoutExceptionForgetsTheClaim() {
+    void rollbackWithoutExceptionIsAFailedAttempt() {
         Delivered<String> first = send("rollback-in", Delivered.withId("r-1", "x"));
         assertEquals(0, first.acks(), "a rolled back transaction is not acked");
-        assertInstanceOf(HandlerRolledBackException.class, first.nacks().get(0));
+        HandlerFailedException failed = assertInstanceOf(HandlerFailedException.class, first.nacks().get(0));
+        assertInstanceOf(HandlerRolledBackException.class, failed.getCause());
 
         Delivered<String> retry = send("rollback-in", Delivered.withId("r-1", "x"));
         assertEquals(1, retry.acks(), "the claim was forgotten, so the retry runs");
@@ -119,9 +126,10 @@ class OutcomesTest {
     }
 
     @Test
-    void messageMethodThatNacksForgetsTheClaim() {
+    void messageMethodThatNacksCountsAnAttempt() {
         Delivered<String> first = send("nacking-in", Delivered.withId("n-1", "x"));
-        assertEquals("refused", first.nacks().get(0).getMessage());
+        HandlerFailedException failed = assertInstanceOf(HandlerFailedException.class, first.nacks().get(0));
+        assertEquals("refused", failed.getCause().getMessage());
         Delivered<String> retry = send("nacking-in", Delivered.withId("n-1", "x"));
         assertEquals(1, retry.acks());
         assertEquals(2, consumers.nackingAttempts.get());

@@ -3,6 +3,7 @@ package io.quarkiverse.idempotency.test;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -16,6 +17,7 @@ import org.eclipse.microprofile.reactive.messaging.spi.Connector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.idempotency.HandlerFailedException;
 import io.quarkiverse.idempotency.Idempotency;
 import io.quarkiverse.idempotency.KeyMissingException;
 import io.quarkus.test.QuarkusUnitTest;
@@ -49,11 +51,14 @@ class ProgrammaticFormTest {
     }
 
     @Test
-    void failureForgetsAndRetryRuns() {
+    void failureCountsAnAttemptAndTheRetryRuns() {
         Delivered<String> first = Delivered.withId("c-2", "fail-once");
         connector.source("composed").send(first.message());
         await().until(first::settled);
-        assertEquals("boom", first.nacks().get(0).getMessage());
+        HandlerFailedException failed = assertInstanceOf(HandlerFailedException.class, first.nacks().get(0));
+        assertEquals("boom", failed.getCause().getMessage(), "the handler's own exception is the cause");
+        assertEquals(1, failed.attempt());
+        assertTrue(failed.requeue());
         Delivered<String> retry = Delivered.withId("c-2", "fail-once");
         connector.source("composed").send(retry.message());
         await().until(retry::settled);

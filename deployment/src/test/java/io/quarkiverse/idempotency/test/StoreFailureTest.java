@@ -16,8 +16,9 @@ import org.eclipse.microprofile.reactive.messaging.spi.Connector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.StoreUnavailableException;
 import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.reactive.messaging.memory.InMemoryConnector;
@@ -78,11 +79,11 @@ class StoreFailureTest {
         volatile boolean down;
 
         @Override
-        public ClaimResult claim(String scope, String key, Duration retention, Duration claimTimeout) {
+        public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {
             if (down) {
                 throw new IllegalStateException("connection refused");
             }
-            return super.claim(scope, key, retention, claimTimeout);
+            return super.claim(key, token, lease, retention);
         }
 
     }

@@ -25,7 +25,7 @@ public final class TestApps {
                         .addClasses(Delivered.class, TestApps.class))
                 .overrideConfigKey("quarkus.devservices.enabled", "false")
                 .overrideConfigKey("quarkus.idempotency.store", "memory")
-                .overrideConfigKey("quarkus.idempotency.retry-delay", "0s")
+                .overrideConfigKey("quarkus.idempotency.requeue-delay", "0s")
                 .overrideConfigKey("quarkus.datasource.active", "false")
                 .overrideConfigKey("quarkus.hibernate-orm.active", "false");
         for (String channel : incoming) {
@@ -63,7 +63,7 @@ public final class TestApps {
                         .addClasses(Delivered.class, TestApps.class, Sql.class))
                 .overrideConfigKey("quarkus.devservices.enabled", "false")
                 .overrideConfigKey("quarkus.idempotency.store", "database")
-                .overrideConfigKey("quarkus.idempotency.retry-delay", "0s")
+                .overrideConfigKey("quarkus.idempotency.requeue-delay", "0s")
                 .overrideConfigKey("quarkus.datasource.db-kind", "postgresql")
                 .overrideConfigKey("quarkus.datasource.username", jdbcUser())
                 .overrideConfigKey("quarkus.datasource.jdbc.url", jdbcUrl())

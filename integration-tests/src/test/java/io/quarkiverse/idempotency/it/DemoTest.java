@@ -27,7 +27,8 @@ class DemoTest extends BrokerTestSupport {
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> Ledger.charges("D-1") == 1
                 && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0);
-        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> Ledger.charges("D-1") == 1);
+        // longer than the requeue delay (1 s): a redelivery that charged again would show
+        await().during(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(8)).until(() -> Ledger.charges("D-1") == 1);
         assertEquals(0, broker.ready(Broker.DLQ));
     }
 
@@ -46,7 +47,7 @@ class DemoTest extends BrokerTestSupport {
         await().atMost(Duration.ofSeconds(30)).until(() -> Ledger.charges("D-3") == 1);
         given().get("/q/health/ready").then().statusCode(200).body(containsString("Idempotency store"));
         given().get("/q/metrics").then().statusCode(200)
-                .body(containsString("idempotency_deliveries_total{channel=\"payments\",outcome=\"first\""))
+                .body(containsString("idempotency_deliveries_total{channel=\"payments\",outcome=\"handled\""))
                 .body(containsString("idempotency_claim_seconds"));
     }
 }

@@ -1,7 +1,9 @@
 package io.quarkiverse.idempotency.it;
 
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,10 +25,12 @@ public class FlakyGateway extends PaymentGateway {
     private final Map<String, CountDownLatch> holds = new ConcurrentHashMap<>();
     private final Map<String, CountDownLatch> started = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    private final Map<String, List<Long>> callTimes = new ConcurrentHashMap<>();
 
     @Override
     public void charge(String orderId, long amountCents) {
         calls.computeIfAbsent(orderId, k -> new AtomicInteger()).incrementAndGet();
+        callTimes.computeIfAbsent(orderId, k -> new CopyOnWriteArrayList<>()).add(System.nanoTime());
         CountDownLatch hold = holds.get(orderId);
         if (hold != null) {
             started.get(orderId).countDown();
@@ -63,7 +67,13 @@ public class FlakyGateway extends PaymentGateway {
         return n == null ? 0 : n.get();
     }
 
+    /** @return when each call for the order started, in nanoseconds of {@link System#nanoTime()} */
+    public List<Long> callTimes(String orderId) {
+        return callTimes.getOrDefault(orderId, List.of());
+    }
+
     public void reset() {
+        callTimes.clear();
         failuresLeft.clear();
         holds.values().forEach(CountDownLatch::countDown);
         holds.clear();

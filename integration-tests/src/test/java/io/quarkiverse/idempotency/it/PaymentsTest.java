@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import jakarta.inject.Inject;
 
@@ -22,6 +24,9 @@ import io.quarkus.test.junit.QuarkusTest;
 @QuarkusTest
 class PaymentsTest extends BrokerTestSupport {
 
+    /** Longer than the requeue delay (1 s) and the first retry delay: a redelivery charging again would show in it. */
+    static final Duration REDELIVERY_WINDOW = Duration.ofMillis(2500);
+
     @Inject
     FlakyGateway gateway;
 
@@ -35,16 +40,16 @@ class PaymentsTest extends BrokerTestSupport {
 
     @Test
     void onePaymentPublishedThreeTimesIsChargedOnceAndAckedThreeTimes() {
-        double firstBefore = deliveries("first");
+        double firstBefore = deliveries("handled");
         double duplicatesBefore = deliveries("duplicate");
         String id = UUID.randomUUID().toString();
         for (int i = 0; i < 3; i++) {
             broker.publishToQueue(id, Broker.payment("A-1", 1299));
         }
-        await().atMost(Duration.ofSeconds(20)).until(() -> deliveries("first") - firstBefore
+        await().atMost(Duration.ofSeconds(20)).until(() -> deliveries("handled") - firstBefore
                 + deliveries("duplicate") - duplicatesBefore == 3 && broker.ready(Broker.QUEUE) == 0);
         assertEquals(1, Ledger.charges("A-1"), "one charge");
-        assertEquals(1, deliveries("first") - firstBefore);
+        assertEquals(1, deliveries("handled") - firstBefore);
         assertEquals(2, deliveries("duplicate") - duplicatesBefore, "the other two acked as duplicates");
         assertEquals(0, broker.ready(Broker.DLQ));
         await().atMost(Duration.ofSeconds(5)).until(() -> Ledger.claims() == 0);
@@ -52,11 +57,16 @@ class PaymentsTest extends BrokerTestSupport {
 
     @Test
     void sameOrderUnderTwoMessageIdsIsChargedOnce() {
+        double handledBefore = deliveries("handled");
+        double duplicatesBefore = deliveries("duplicate");
         broker.publishToQueue("m-" + UUID.randomUUID(), Broker.payment("A-2", 500));
         broker.publishToQueue("m-" + UUID.randomUUID(), Broker.payment("A-2", 500));
-        await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("A-2") == 1 && deliveries("duplicate") > 0
-                && broker.ready(Broker.QUEUE) == 0);
-        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> Ledger.charges("A-2") == 1);
+        // both deliveries settled: one handled, one acked as a duplicate (a busy one comes back after the requeue delay)
+        await().atMost(Duration.ofSeconds(20)).until(() -> deliveries("handled") - handledBefore == 1
+                && deliveries("duplicate") - duplicatesBefore == 1 && broker.ready(Broker.QUEUE) == 0);
+        // longer than the requeue delay: a redelivery that charged again would show
+        await().during(REDELIVERY_WINDOW).atMost(REDELIVERY_WINDOW.plusSeconds(5))
+                .until(() -> Ledger.charges("A-2") == 1);
     }
 
     @Test
@@ -66,17 +76,27 @@ class PaymentsTest extends BrokerTestSupport {
         broker.publish(id, Broker.payment("A-3", 700));
         await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("A-3") == 1 && Ledger.auditEntries() == 1
                 && broker.ready(Broker.QUEUE) == 0 && broker.ready(Broker.AUDIT_QUEUE) == 0);
-        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+        await().during(REDELIVERY_WINDOW).atMost(REDELIVERY_WINDOW.plusSeconds(5))
                 .until(() -> Ledger.charges("A-3") == 1 && Ledger.auditEntries() == 1);
     }
 
     @Test
-    void handlerFailsOnceThenSucceedsOnRedelivery() {
-        gateway.failFirst("A-4", 1);
+    void handlerFailingTwiceThenSucceedingIsChargedOnceAfterTwoSpacedRetries() {
+        double retriedBefore = deliveries("retried");
+        gateway.failFirst("A-4", 2);
         broker.publishToQueue(UUID.randomUUID().toString(), Broker.payment("A-4", 900));
-        await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("A-4") == 1);
-        assertEquals(2, gateway.calls("A-4"), "the redelivery really ran");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Ledger.charges("A-4") == 1);
+        assertEquals(3, gateway.calls("A-4"), "two retries really ran");
+        List<Long> calls = gateway.callTimes("A-4");
+        long firstGap = TimeUnit.NANOSECONDS.toMillis(calls.get(1) - calls.get(0));
+        long secondGap = TimeUnit.NANOSECONDS.toMillis(calls.get(2) - calls.get(1));
+        // the defaults: 1 s, then 2 s, each within 20% jitter
+        assertTrue(firstGap >= 800, "the first retry waited " + firstGap + " ms");
+        assertTrue(secondGap >= 1600, "the second retry waited " + secondGap + " ms");
+        assertEquals(2, deliveries("retried") - retriedBefore);
         assertEquals(0, broker.ready(Broker.DLQ));
+        await().during(REDELIVERY_WINDOW).atMost(REDELIVERY_WINDOW.plusSeconds(5))
+                .until(() -> Ledger.charges("A-4") == 1);
     }
 
     @Test
@@ -89,6 +109,7 @@ class PaymentsTest extends BrokerTestSupport {
     @Test
     void secondDeliveryWhileTheFirstRunsIsNotAckedEarlyAndChargesOnce() throws InterruptedException {
         double busyBefore = deliveries("busy");
+        double duplicatesBefore = deliveries("duplicate");
         CountDownLatch release = gateway.hold("A-5");
         String id = UUID.randomUUID().toString();
         broker.publishToQueue(id, Broker.payment("A-5", 1000));
@@ -100,7 +121,7 @@ class PaymentsTest extends BrokerTestSupport {
 
         release.countDown();
         await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("A-5") == 1 && broker.ready(Broker.QUEUE) == 0
-                && deliveries("duplicate") > 0);
+                && deliveries("duplicate") - duplicatesBefore == 1);
         assertEquals(1, gateway.calls("A-5"));
         assertEquals(0, broker.ready(Broker.DLQ), "a busy delivery is never dead-lettered");
     }

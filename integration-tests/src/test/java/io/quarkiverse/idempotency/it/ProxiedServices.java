@@ -18,9 +18,8 @@ public class ProxiedServices implements QuarkusTestProfile {
     @Override
     public Map<String, String> getConfigOverrides() {
         return Map.of(
-                // Outages are short here: a claim orphaned by a failed commit is taken over quickly.
-                "quarkus.idempotency.claim-timeout", "3s",
-                "quarkus.idempotency.retry-delay", "300ms",
+                // Outages are short here: retries come back quickly.
+                "quarkus.idempotency.requeue-delay", "300ms",
                 "quarkus.datasource.jdbc.acquisition-timeout", "2s",
                 "mp.messaging.incoming.payments.reconnect-interval", "1",
                 "mp.messaging.incoming.payments-audit.reconnect-interval", "1",

@@ -1,7 +1,13 @@
 package io.quarkiverse.idempotency.runtime;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.OptionalInt;
 
+import io.quarkus.runtime.annotations.ConfigDocMapKey;
+import io.quarkus.runtime.annotations.ConfigDocSection;
 import io.quarkus.runtime.annotations.ConfigPhase;
 import io.quarkus.runtime.annotations.ConfigRoot;
 import io.smallrye.config.ConfigMapping;
@@ -16,26 +22,29 @@ public interface IdempotencyConfig {
 
     /**
      * How long a handled key is remembered. It must outlast the slowest duplicate: the longest retry delay, a
-     * dead-letter queue drained by hand next week, a replay. Overridden per method by {@code @Idempotent(retention)}.
+     * dead-letter queue drained by hand next week, a replay. {@code @Idempotent(retention)} overrides it per method,
+     * and {@code channels."<channel>".retention} per channel.
      */
     @WithDefault("24h")
     Duration retention();
 
     /**
-     * How long a claim whose handler has not finished is honoured before another delivery may take it over. It must
-     * outlast the slowest handler, or two deliveries run one message at once; it bounds how long the message of a
-     * crashed consumer waits before it is handled again. Claims of running handlers are renewed every third of this.
-     * Overridden per method by {@code @Idempotent(claimTimeout)}.
+     * How long a lease-mode claim is honoured unless renewed. A running handler's claim is renewed every third of
+     * it, so a slow but live handler is never taken over; a crashed consumer's messages are handled again at most
+     * this long after the crash. Only lease-mode methods use it (methods without a transaction): in-transaction
+     * methods hold nothing that could outlive a crash. {@code @Idempotent(lease)} overrides it per method, and
+     * {@code channels."<channel>".lease} per channel.
      */
-    @WithDefault("5m")
-    Duration claimTimeout();
+    @WithDefault("30s")
+    Duration lease();
 
     /**
-     * How long a message waits before it is requeued when its key is claimed by a delivery in progress elsewhere, or
-     * when the store failed. The message stays unacknowledged meanwhile (it holds one slot of the channel's prefetch).
+     * How long a message waits before it is redelivered when another delivery of its key is being handled, or when
+     * the store failed. The message stays unacknowledged meanwhile (it holds one slot of the channel's prefetch).
+     * When the other delivery's lease runs longer, a busy message waits for it, up to a third of the lease.
      */
     @WithDefault("1s")
-    Duration retryDelay();
+    Duration requeueDelay();
 
     /**
      * How many keys this process confirmed are remembered in memory, so that a duplicate of one is acked without a
@@ -45,14 +54,121 @@ public interface IdempotencyConfig {
     int confirmedKeysCacheSize();
 
     /**
+     * Handler failures: how many attempts a message gets and how long it waits between them.
+     */
+    @ConfigDocSection
+    Retry retry();
+
+    /**
+     * Settings of one channel, overriding the global ones and the annotation's for the {@code @Idempotent} methods
+     * that consume it.
+     */
+    @ConfigDocMapKey("channel")
+    Map<String, Channel> channels();
+
+    /**
      * The database store.
      */
+    @ConfigDocSection
     Database database();
 
     /**
      * The purge job.
      */
+    @ConfigDocSection
     Purge purge();
+
+    /**
+     * Handler failures. A failed attempt (the handler threw, or its transaction rolled back) is counted in the store
+     * against the message's key, so the count survives restarts and is shared by every instance; the message is
+     * redelivered after a delay that doubles from attempt to attempt; once the budget is spent it is dead-lettered,
+     * with the reason. The defaults give five attempts over about fifteen seconds.
+     */
+    interface Retry {
+
+        /**
+         * How many attempts a message gets, the first delivery included, before it is dead-lettered. {@code 1}
+         * dead-letters on the first failure. {@code @Idempotent(maxAttempts)} overrides it per method, and
+         * {@code channels."<channel>".retry.max-attempts} per channel.
+         */
+        @WithDefault("5")
+        int maxAttempts();
+
+        /**
+         * How long a message waits after its first failed attempt; the wait doubles after each further one.
+         */
+        @WithDefault("1s")
+        Duration initialDelay();
+
+        /**
+         * The longest wait between two attempts.
+         */
+        @WithDefault("1m")
+        Duration maxDelay();
+
+        /**
+         * The share of each wait drawn at random (from 0 to 1), so that messages that failed together do not come
+         * back together: at 0.2 a wait of 4 s is anything from 3.2 s to 4.8 s.
+         */
+        @WithDefault("0.2")
+        double jitter();
+    }
+
+    /**
+     * The settings of one channel.
+     */
+    interface Channel {
+
+        /**
+         * How long a handled key of this channel is remembered.
+         */
+        Optional<Duration> retention();
+
+        /**
+         * How long a lease-mode claim on this channel is honoured unless renewed.
+         */
+        Optional<Duration> lease();
+
+        /**
+         * Handler failures on this channel.
+         */
+        ChannelRetry retry();
+
+        /**
+         * Whether startup fails when this RabbitMQ channel's queue has no dead-letter exchange set up by the connector
+         * ({@code auto-bind-dlq}): a message dead-lettered there would be dropped. Set it to {@code false} when the
+         * queue's dead-lettering is configured on the broker (a policy, or queue arguments); the extension then
+         * rejects such messages without requeue and lets the broker route them.
+         */
+        @WithDefault("true")
+        boolean requireDeadLetterExchange();
+    }
+
+    /**
+     * Handler failures on one channel.
+     */
+    interface ChannelRetry {
+
+        /**
+         * How many attempts a message of this channel gets before it is dead-lettered.
+         */
+        OptionalInt maxAttempts();
+
+        /**
+         * How long a message of this channel waits after its first failed attempt.
+         */
+        Optional<Duration> initialDelay();
+
+        /**
+         * The longest wait between two attempts on this channel.
+         */
+        Optional<Duration> maxDelay();
+
+        /**
+         * The share of each wait on this channel drawn at random.
+         */
+        OptionalDouble jitter();
+    }
 
     /**
      * The database store.
@@ -60,21 +176,21 @@ public interface IdempotencyConfig {
     interface Database {
 
         /**
-         * Whether the claim's own transaction commits without waiting for its WAL record to reach disk (PostgreSQL's
-         * {@code synchronous_commit = off}, for that transaction only). The claim is visible to every other delivery at
-         * once, as always, and becomes durable at the latest when the handler's transaction commits (the WAL is flushed
-         * in order) or within three times {@code wal_writer_delay} (600ms by default).
+         * Whether a lease-mode claim's own transaction commits without waiting for its WAL record to reach disk
+         * (PostgreSQL's {@code synchronous_commit = off}, for that transaction only). The claim is visible to every
+         * other delivery at once, as always, and becomes durable at the latest when the handler's transaction commits
+         * (the WAL is flushed in order) or within three times {@code wal_writer_delay} (600ms by default).
+         * In-transaction methods have no claim of their own: this changes nothing for them.
          * <p>
          * The trade-off: if the database server (not the application) crashes, or fails over to a synchronous standby,
          * the claims made in that last moment may be lost. For each such handler still running, a redelivery can then
-         * run the handler again at once, while the first run is still going, instead of waiting for it. A {@code
-         * @Transactional} handler's first run then finds no claim to confirm, so its transaction rolls back and its
-         * message is retried: its database work stays exactly-once, but work outside the database (an HTTP call) may
-         * happen twice. A handler without a transaction has already done its work: its message is acked, but its key is
-         * never confirmed, so a later duplicate runs again (a warning at startup names such methods).
+         * run the handler again at once, while the first run is still going, instead of waiting for it. A
+         * {@code @Transactional} handler's first run then finds no claim to confirm, so its transaction rolls back and
+         * its message is retried: its database work stays exactly-once, but work outside the database (an HTTP call)
+         * may happen twice. A handler without a transaction has already done its work: its message is acked, but its
+         * key is never confirmed, so a later duplicate runs again (a warning at startup names such methods).
          * <p>
-         * It saves one WAL flush wait per message. Use it for {@code @Transactional} handlers whose effects are all in
-         * the database, where flushes are slow; leave it off otherwise.
+         * It saves one WAL flush wait per message.
          */
         @WithDefault("false")
         boolean asynchronousClaimCommit();
@@ -92,8 +208,8 @@ public interface IdempotencyConfig {
         String every();
 
         /**
-         * How many expired keys one purge statement deletes; the job repeats until fewer are left, so that no single
-         * statement holds locks for long.
+         * How many expired keys one purge statement deletes (at least 1); the job repeats until fewer are left, so
+         * that no single statement holds locks for long.
          */
         @WithDefault("10000")
         int batchSize();

@@ -1,6 +1,5 @@
 package io.quarkiverse.idempotency.runtime;
 
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 import jakarta.annotation.Priority;
@@ -11,15 +10,14 @@ import jakarta.interceptor.InvocationContext;
 
 import org.eclipse.microprofile.reactive.messaging.Message;
 
-import io.quarkiverse.idempotency.ClaimResult;
-import io.quarkiverse.idempotency.DeliveryInProgressException;
+import io.quarkiverse.idempotency.IdempotencyException;
 import io.quarkiverse.idempotency.Idempotent;
-import io.quarkus.arc.ArcInvocationContext;
 import io.smallrye.mutiny.Uni;
 
 /**
- * Claims the key of each delivery before an {@code @Idempotent} method runs, skips duplicates, and confirms or forgets
- * the claim after it.
+ * Starts a {@link Delivery} for each invocation of an {@code @Idempotent} method and acts on what its transitions
+ * answer: skips duplicates, claims lease-mode keys before the method runs, and settles the delivery after it. For an
+ * in-transaction method, {@link TransactionalDeliveryInterceptor} writes the key inside the method's transaction.
  */
 @Idempotent
 @Interceptor
@@ -27,25 +25,25 @@ import io.smallrye.mutiny.Uni;
 public class IdempotencyInterceptor {
 
     /**
-     * Just outside {@code @Transactional} (PLATFORM_BEFORE + 200), so the claim commits on its own before the handler's
-     * transaction begins, and a rollback of that transaction cannot take the claim with it; Fault Tolerance
-     * (PLATFORM_AFTER + 10) runs inside, so its retries happen within one claim.
+     * Just outside {@code @Transactional} (PLATFORM_BEFORE + 200), so that a lease-mode claim commits on its own before
+     * the method's transaction begins, a duplicate this process confirmed is skipped without opening one, and the
+     * outcome is settled after that transaction committed or rolled back; Fault Tolerance (PLATFORM_AFTER + 10) runs
+     * inside, so its retries happen within one delivery.
      */
     public static final int PRIORITY = Interceptor.Priority.PLATFORM_BEFORE + 190;
 
     private final IdempotentMethods methods;
-    private final IdempotencyGuard guard;
+    private final Deliveries deliveries;
 
     @Inject
-    public IdempotencyInterceptor(IdempotentMethods methods, IdempotencyGuard guard) {
+    public IdempotencyInterceptor(IdempotentMethods methods, Deliveries deliveries) {
         this.methods = methods;
-        this.guard = guard;
+        this.deliveries = deliveries;
     }
 
     @AroundInvoke
     Object around(InvocationContext ic) throws Exception {
-        IdempotentMethodIndex index = ArcInvocationContext.findIterceptorBinding(ic, IdempotentMethodIndex.class);
-        MethodPlan plan = methods.plan(index.value());
+        MethodPlan plan = methods.plan(ic);
         if (plan.messageParameter()) {
             return aroundMessage(ic, plan);
         }
@@ -55,110 +53,100 @@ public class IdempotencyInterceptor {
                     + " handled: it is not running on the message's Vert.x context. For the in-memory connector set"
                     + " mp.messaging.incoming.<channel>.run-on-vertx-context=true");
         }
+        // The method's own argument: the payload after SmallRye's converters, as the key function expects it.
+        Delivery delivery = deliveries.start(plan, inbound.channel(), ic.getParameters()[0],
+                inbound.message().getMetadata());
+        inbound.started(delivery);
         return switch (plan.returns()) {
-            case SYNC -> aroundSync(ic, plan, inbound);
-            case UNI -> aroundUni(ic, plan, inbound);
-            case COMPLETION_STAGE -> aroundUni(ic, plan, inbound).subscribeAsCompletionStage();
+            case SYNC -> aroundSync(ic, plan, delivery);
+            case UNI -> aroundUni(ic, plan, delivery);
+            case COMPLETION_STAGE -> aroundUni(ic, plan, delivery).subscribeAsCompletionStage();
         };
     }
 
-    private Object aroundSync(InvocationContext ic, MethodPlan plan, InboundMessage inbound) throws Exception {
-        Message<?> message = inbound.message();
-        Delivery delivery = guard.claimsInTransaction(plan)
-                ? guard.prepareInTransaction(plan, inbound.channel(), message.getPayload(), message.getMetadata())
-                : guard.begin(plan, inbound.channel(), message.getPayload(), message.getMetadata());
-        if (delivery.claim() == ClaimResult.DONE) {
-            // a processor returning null emits nothing and acks the message
-            return null;
-        }
-        if (delivery.claim() == ClaimResult.BUSY) {
-            throw new DeliveryInProgressException(delivery.key());
+    private static Object aroundSync(InvocationContext ic, MethodPlan plan, Delivery delivery) throws Exception {
+        if (delivery.isDuplicate() || (!plan.inTransaction() && !delivery.claim())) {
+            return null; // a processor returning null emits nothing and acks the message
         }
         Object result;
         ic.getContextData().put(Delivery.CONTEXT_KEY, delivery);
         try {
             result = ic.proceed();
         } catch (Throwable t) {
-            guard.failed(delivery, t);
-            throw t;
+            throw delivery.failed(t);
         }
-        guard.succeeded(delivery);
-        return result;
+        if (plan.processor()) {
+            delivery.awaitOutputAck();
+            return result;
+        }
+        delivery.succeeded();
+        return delivery.isDuplicate() ? null : result;
     }
 
-    private Uni<Object> aroundUni(InvocationContext ic, MethodPlan plan, InboundMessage inbound) {
-        Message<?> message = inbound.message();
-        Delivery delivery;
+    private static Uni<Object> aroundUni(InvocationContext ic, MethodPlan plan, Delivery delivery) {
         try {
-            delivery = guard.begin(plan, inbound.channel(), message.getPayload(), message.getMetadata());
+            if (delivery.isDuplicate() || !delivery.claim()) {
+                return Uni.createFrom().nullItem();
+            }
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
-        }
-        if (delivery.claim() == ClaimResult.DONE) {
-            return Uni.createFrom().nullItem();
-        }
-        if (delivery.claim() == ClaimResult.BUSY) {
-            return Uni.createFrom().failure(new DeliveryInProgressException(delivery.key()));
         }
         Uni<Object> handled;
         try {
             handled = toUni(ic.proceed());
         } catch (Throwable t) {
-            guard.failed(delivery, t);
-            return Uni.createFrom().failure(t);
+            return Uni.createFrom().failure(delivery.failed(t));
         }
         return handled.onItemOrFailure().transformToUni((item, failure) -> Blocking.call(() -> {
             if (failure != null) {
-                guard.failed(delivery, failure);
-                throw rethrowable(failure);
+                throw delivery.failed(failure);
             }
-            guard.succeeded(delivery);
+            if (plan.processor()) {
+                delivery.awaitOutputAck();
+            } else {
+                delivery.succeeded();
+            }
             return item;
-        })).onCancellation().invoke(() -> guard.abandoned(delivery));
+        })).onCancellation().invoke(delivery::abandoned);
     }
 
     private Object aroundMessage(InvocationContext ic, MethodPlan plan) throws Exception {
         Message<?> message = (Message<?>) ic.getParameters()[0];
-        String channel = plan.singleChannel();
-        if (channel == null) {
-            InboundMessage inbound = InboundMessages.current();
-            channel = inbound == null ? null : inbound.channel();
-        }
-        CompletionStage<Void> outcome = handleMessage(ic, plan, message, channel);
+        InboundMessage inbound = InboundMessages.current();
+        String channel = plan.singleChannel() != null ? plan.singleChannel()
+                : inbound == null ? null : inbound.channel();
+        CompletionStage<Void> outcome = handleMessage(ic, plan, message, channel, inbound);
         return plan.returns() == IdempotentMethodInfo.Returns.UNI ? Uni.createFrom().completionStage(outcome) : outcome;
     }
 
     private CompletionStage<Void> handleMessage(InvocationContext ic, MethodPlan plan, Message<?> message,
-            String channel) {
+            String channel, InboundMessage inbound) {
         Delivery delivery;
         try {
-            delivery = guard.begin(plan, channel, message.getPayload(), message.getMetadata());
-        } catch (RuntimeException e) {
+            delivery = deliveries.start(plan, channel, message.getPayload(), message.getMetadata());
+            if (inbound != null) {
+                inbound.started(delivery);
+            }
+            if (delivery.isDuplicate() || !delivery.claim()) {
+                return message.ack();
+            }
+        } catch (IdempotencyException e) {
             return message.nack(e);
         }
-        if (delivery.claim() == ClaimResult.DONE) {
-            return message.ack();
-        }
-        if (delivery.claim() == ClaimResult.BUSY) {
-            return message.nack(new DeliveryInProgressException(delivery.key()));
-        }
-        Message<?> observed = SettlementObserver.observe(message, delivery, guard);
         Object[] parameters = ic.getParameters().clone();
-        parameters[0] = observed;
+        parameters[0] = SettlementObserver.observe(message, () -> delivery);
         ic.setParameters(parameters);
         Uni<Object> handled;
         try {
             handled = toUni(ic.proceed());
         } catch (Throwable t) {
-            guard.failed(delivery, t);
-            return message.nack(t);
+            return message.nack(delivery.failed(t));
         }
-        // A handler whose stage fails without nacking is nacked by the mediator on the original message, which
-        // this delivery does not see: forget the claim here too (settling twice is a no-op).
-        return handled.onFailure().call(failure -> Blocking.call(() -> {
-            guard.failed(delivery, failure);
-            return null;
-        })).onCancellation().invoke(() -> guard.abandoned(delivery)).replaceWithVoid().subscribeAsCompletionStage();
+        // A stage that fails without nacking is nacked by the mediator on the original message, which this delivery
+        // does not see: the stage fails with the delivery's outcome instead (settling twice answers the first outcome).
+        return handled.onFailure().recoverWithUni(failure -> Blocking.call(() -> {
+            throw delivery.failed(failure);
+        })).onCancellation().invoke(delivery::abandoned).replaceWithVoid().subscribeAsCompletionStage();
     }
 
     @SuppressWarnings("unchecked")
@@ -170,15 +158,5 @@ public class IdempotencyInterceptor {
             return Uni.createFrom().completionStage((CompletionStage<Object>) stage);
         }
         return Uni.createFrom().item(returned);
-    }
-
-    private static RuntimeException rethrowable(Throwable t) {
-        if (t instanceof RuntimeException re) {
-            return re;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new CompletionException(t);
     }
 }

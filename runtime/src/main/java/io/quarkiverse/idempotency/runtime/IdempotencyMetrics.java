@@ -6,11 +6,14 @@ package io.quarkiverse.idempotency.runtime;
  */
 public interface IdempotencyMetrics {
 
-    /** Records the outcome of one delivery on a channel (or programmatic scope). */
+    /** Records how one delivery on a channel (or programmatic scope) ended. */
     void delivery(String channel, Outcome outcome);
 
-    /** Records how long one claim took. */
-    void claimLatency(long nanos);
+    /** Records how long one claim took on a channel. */
+    void claimLatency(String channel, long nanos);
+
+    /** Records a claim whose lease ran out being taken over (its owner died, or outlived its lease). */
+    void takeover(String channel);
 
     /** Records rows deleted by a purge. */
     void purged(long rows);
@@ -22,7 +25,11 @@ public interface IdempotencyMetrics {
         }
 
         @Override
-        public void claimLatency(long nanos) {
+        public void claimLatency(String channel, long nanos) {
+        }
+
+        @Override
+        public void takeover(String channel) {
         }
 
         @Override

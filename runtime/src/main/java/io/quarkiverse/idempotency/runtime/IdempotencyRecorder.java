@@ -1,10 +1,12 @@
 package io.quarkiverse.idempotency.runtime;
 
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 
 import org.jboss.logging.Logger;
 
+import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkus.arc.SyntheticCreationalContext;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.annotations.Recorder;
@@ -18,8 +20,9 @@ public class IdempotencyRecorder {
     private static final Logger LOG = Logger.getLogger(IdempotencyRecorder.class);
 
     public Function<SyntheticCreationalContext<IdempotentMethods>, IdempotentMethods> methods(
-            List<IdempotentMethodInfo> infos) {
-        return context -> new IdempotentMethods(infos, context.getInjectedReference(IdempotencyConfig.class));
+            List<IdempotentMethodInfo> infos, Map<String, String> connectors) {
+        return context -> new IdempotentMethods(infos, connectors, context.getInjectedReference(IdempotencyConfig.class),
+                context.getInjectedReference(IdempotencyStore.class).joinsTransactions());
     }
 
     public void filterOutcomeLogs() {

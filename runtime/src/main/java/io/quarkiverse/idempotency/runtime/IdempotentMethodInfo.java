@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency.runtime;
 
 import java.util.List;
 
+import io.quarkiverse.idempotency.IdempotencyMode;
 import io.quarkus.runtime.annotations.RecordableConstructor;
 
 /**
@@ -24,29 +25,31 @@ public final class IdempotentMethodInfo {
     private final List<String> channels;
     private final String scope;
     private final String keyFunctionClass;
+    private final IdempotencyMode mode;
     private final String retention;
-    private final String claimTimeout;
+    private final String lease;
+    private final int maxAttempts;
     private final Returns returns;
     private final boolean messageParameter;
     private final boolean processor;
     private final boolean transactional;
-    private final boolean claimInTransaction;
 
     @RecordableConstructor
     public IdempotentMethodInfo(String description, List<String> channels, String scope, String keyFunctionClass,
-            String retention, String claimTimeout, Returns returns, boolean messageParameter, boolean processor,
-            boolean transactional, boolean claimInTransaction) {
+            IdempotencyMode mode, String retention, String lease, int maxAttempts, Returns returns,
+            boolean messageParameter, boolean processor, boolean transactional) {
         this.description = description;
         this.channels = channels;
         this.scope = scope;
         this.keyFunctionClass = keyFunctionClass;
+        this.mode = mode;
         this.retention = retention;
-        this.claimTimeout = claimTimeout;
+        this.lease = lease;
+        this.maxAttempts = maxAttempts;
         this.returns = returns;
         this.messageParameter = messageParameter;
         this.processor = processor;
         this.transactional = transactional;
-        this.claimInTransaction = claimInTransaction;
     }
 
     /** @return {@code class#method}, for messages */
@@ -69,14 +72,27 @@ public final class IdempotentMethodInfo {
         return keyFunctionClass;
     }
 
-    /** @return the explicit retention, or empty for the configured default */
+    /**
+     * @return the mode: as resolved by the build ({@code IN_TRANSACTION} or {@code LEASE}), or {@code AUTO} when it
+     *         depends on whether the store joins transactions, known at startup (an application's own store)
+     */
+    public IdempotencyMode getMode() {
+        return mode;
+    }
+
+    /** @return the explicit retention (a duration or an expression), or empty for the configured default */
     public String getRetention() {
         return retention;
     }
 
-    /** @return the explicit claim timeout, or empty for the configured default */
-    public String getClaimTimeout() {
-        return claimTimeout;
+    /** @return the explicit lease (a duration or an expression), or empty for the configured default */
+    public String getLease() {
+        return lease;
+    }
+
+    /** @return the explicit attempt budget, or 0 for the configured default */
+    public int getMaxAttempts() {
+        return maxAttempts;
     }
 
     /** @return how the method returns */
@@ -94,13 +110,8 @@ public final class IdempotentMethodInfo {
         return processor;
     }
 
-    /** @return whether the method runs in a JTA transaction ({@code @Transactional}) */
+    /** @return whether the method always runs in a JTA transaction it starts ({@code @Transactional}) */
     public boolean isTransactional() {
         return transactional;
-    }
-
-    /** @return whether the key is claimed inside the method's transaction (the opt-in mode) */
-    public boolean isClaimInTransaction() {
-        return claimInTransaction;
     }
 }

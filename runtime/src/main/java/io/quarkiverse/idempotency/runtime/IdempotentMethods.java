@@ -1,51 +1,76 @@
 package io.quarkiverse.idempotency.runtime;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
+import jakarta.interceptor.InvocationContext;
+
+import org.eclipse.microprofile.config.ConfigProvider;
+
+import io.quarkiverse.idempotency.IdempotencyMode;
 import io.quarkiverse.idempotency.KeyFunction;
 import io.quarkus.arc.Arc;
 import io.quarkus.runtime.configuration.DurationConverter;
+import io.smallrye.common.expression.Expression;
 
 /**
  * The plans of every {@code @Idempotent} method, indexed by {@link IdempotentMethodIndex}. A synthetic bean, created
- * at startup from what the build recorded.
+ * at startup from what the build recorded: here each method's settings are resolved per channel (configuration
+ * defaults, then the annotation, then {@code quarkus.idempotency.channels."<channel>"}), and a mode the build left to
+ * the store ({@code AUTO} with an application's own store) is chosen.
  */
 public final class IdempotentMethods {
 
     private final MethodPlan[] plans;
     private final Set<String> channels;
-    private final Duration shortestClaimTimeout;
+    private final Set<String> processorChannels;
+    private final Map<String, String> connectors;
+    private final Duration shortestLease;
 
-    IdempotentMethods(List<IdempotentMethodInfo> infos, IdempotencyConfig config) {
+    IdempotentMethods(List<IdempotentMethodInfo> infos, Map<String, String> connectors, IdempotencyConfig config,
+            boolean storeJoinsTransactions) {
         this.plans = new MethodPlan[infos.size()];
+        this.connectors = Map.copyOf(connectors);
         Set<String> allChannels = new HashSet<>();
-        Duration shortest = config.claimTimeout();
+        Set<String> processors = new HashSet<>();
+        Duration shortest = config.lease();
         for (int i = 0; i < plans.length; i++) {
             IdempotentMethodInfo info = infos.get(i);
-            Duration claimTimeout = duration(info.getClaimTimeout(), config.claimTimeout());
+            Map<String, DeliveryPolicy> policies = new HashMap<>();
+            for (String channel : info.getChannels()) {
+                DeliveryPolicy policy = policy(info, channel, config);
+                policies.put(channel, policy);
+                if (policy.lease().compareTo(shortest) < 0) {
+                    shortest = policy.lease();
+                }
+            }
+            if (!info.getScope().isEmpty() && !policies.containsKey(info.getScope())) {
+                policies.put(info.getScope(), policies.get(info.getChannels().get(0)));
+            }
+            IdempotencyMode mode = mode(info, storeJoinsTransactions);
             plans[i] = new MethodPlan(info.getDescription(),
                     info.getChannels().size() == 1 ? info.getChannels().get(0) : null,
                     info.getScope().isEmpty() ? null : info.getScope(),
-                    keyFunction(info.getKeyFunctionClass()),
-                    duration(info.getRetention(), config.retention()),
-                    claimTimeout,
-                    info.getReturns(), info.isMessageParameter(), info.isProcessor(), info.isTransactional(),
-                    info.isClaimInTransaction());
+                    keyFunction(info.getKeyFunctionClass()), mode, Map.copyOf(policies), info.getReturns(),
+                    info.isMessageParameter(), info.isProcessor(), info.isTransactional(),
+                    mode == IdempotencyMode.LEASE && info.isTransactional() && storeJoinsTransactions);
             allChannels.addAll(info.getChannels());
-            if (claimTimeout.compareTo(shortest) < 0) {
-                shortest = claimTimeout;
+            if (info.isProcessor()) {
+                processors.addAll(info.getChannels());
             }
         }
         this.channels = Set.copyOf(allChannels);
-        this.shortestClaimTimeout = shortest;
+        this.processorChannels = Set.copyOf(processors);
+        this.shortestLease = shortest;
     }
 
-    /** @return the plan at the index the build gave the method */
-    public MethodPlan plan(int index) {
-        return plans[index];
+    /** @return the plan of the intercepted method, found by the index the build bound to it */
+    public MethodPlan plan(InvocationContext ic) {
+        return plans[ic.getInterceptorBinding(IdempotentMethodIndex.class).value()];
     }
 
     /** @return the plans of every {@code @Idempotent} method */
@@ -58,13 +83,103 @@ public final class IdempotentMethods {
         return channels;
     }
 
-    /** @return the shortest claim timeout of any method (or the configured one), which paces claim renewal */
-    public Duration shortestClaimTimeout() {
-        return shortestClaimTimeout;
+    /** @return the channels consumed by {@code @Idempotent} processors, whose input acknowledgement is observed */
+    public Set<String> processorChannels() {
+        return processorChannels;
     }
 
-    private static Duration duration(String value, Duration fallback) {
-        return value.isEmpty() ? fallback : DurationConverter.parseDuration(value);
+    /** @return the connector feeding a channel, as the build found it (configured or detected), or {@code null} */
+    public String connector(String channel) {
+        return connectors.get(channel);
+    }
+
+    /** @return the shortest lease of any method (or the configured one), which paces lease renewal */
+    public Duration shortestLease() {
+        return shortestLease;
+    }
+
+    private static IdempotencyMode mode(IdempotentMethodInfo info, boolean storeJoinsTransactions) {
+        IdempotencyMode mode = info.getMode();
+        if (mode == IdempotencyMode.AUTO) {
+            return storeJoinsTransactions ? IdempotencyMode.IN_TRANSACTION : IdempotencyMode.LEASE;
+        }
+        if (mode == IdempotencyMode.IN_TRANSACTION && !storeJoinsTransactions) {
+            throw new IllegalStateException(info.getDescription() + " has @Idempotent(mode = IN_TRANSACTION), but the"
+                    + " idempotency store cannot write keys in a transaction; use the database store, or"
+                    + " mode = LEASE");
+        }
+        return mode;
+    }
+
+    static DeliveryPolicy policy(IdempotentMethodInfo info, String channel, IdempotencyConfig config) {
+        IdempotencyConfig.Channel overrides = config.channels().get(channel);
+        Duration retention = duration(info, "retention", info.getRetention(), config.retention());
+        Duration lease = duration(info, "lease", info.getLease(), config.lease());
+        IdempotencyConfig.Retry defaults = config.retry();
+        int maxAttempts = info.getMaxAttempts() > 0 ? info.getMaxAttempts() : defaults.maxAttempts();
+        Duration initialDelay = defaults.initialDelay();
+        Duration maxDelay = defaults.maxDelay();
+        double jitter = defaults.jitter();
+        if (overrides != null) {
+            retention = overrides.retention().orElse(retention);
+            lease = overrides.lease().orElse(lease);
+            maxAttempts = overrides.retry().maxAttempts().orElse(maxAttempts);
+            initialDelay = overrides.retry().initialDelay().orElse(initialDelay);
+            maxDelay = overrides.retry().maxDelay().orElse(maxDelay);
+            jitter = overrides.retry().jitter().orElse(jitter);
+        }
+        String where = " for channel " + channel + " of " + info.getDescription();
+        positive(retention, "retention" + where);
+        positive(lease, "lease" + where);
+        if (maxAttempts < 1) {
+            throw new IllegalArgumentException("The attempt budget" + where + " is " + maxAttempts
+                    + "; it must be at least 1 (quarkus.idempotency.retry.max-attempts,"
+                    + " quarkus.idempotency.channels.\"" + channel + "\".retry.max-attempts)");
+        }
+        if (initialDelay.isNegative() || maxDelay.isNegative() || jitter < 0 || jitter > 1) {
+            throw new IllegalArgumentException("The retry delays" + where + " are invalid (initial " + initialDelay
+                    + ", max " + maxDelay + ", jitter " + jitter + "): delays must not be negative and the jitter must be"
+                    + " from 0 to 1 (quarkus.idempotency.retry.*)");
+        }
+        return new DeliveryPolicy(retention, lease, new RetryPolicy(maxAttempts, initialDelay, maxDelay, jitter));
+    }
+
+    private static void positive(Duration duration, String what) {
+        if (duration.isNegative() || duration.isZero()) {
+            throw new IllegalArgumentException("The " + what + " is " + duration + "; it must be positive");
+        }
+    }
+
+    // An annotation value: a duration, or a configuration expression (${payments.retention:48h}) resolved now.
+    private static Duration duration(IdempotentMethodInfo info, String member, String value, Duration fallback) {
+        if (value.isEmpty()) {
+            return fallback;
+        }
+        String resolved = value;
+        if (value.contains("${")) {
+            var config = ConfigProvider.getConfig();
+            resolved = Expression.compile(value).evaluate((context, builder) -> {
+                var configured = config.getOptionalValue(context.getKey(), String.class);
+                if (configured.isPresent()) {
+                    builder.append(configured.get());
+                } else if (context.hasDefault()) {
+                    context.expandDefault();
+                } else {
+                    throw new IllegalArgumentException("@Idempotent(" + member + " = \"" + value + "\") of "
+                            + info.getDescription() + " names the configuration property " + context.getKey()
+                            + ", which is not set; set it, or give a default: ${" + context.getKey() + ":24h}");
+                }
+            });
+        }
+        try {
+            return DurationConverter.parseDuration(resolved.trim());
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("@Idempotent(" + member + " = \"" + value + "\") of "
+                    + info.getDescription() + " is not a duration" + (resolved.equals(value) ? ""
+                            : " (it resolves to '"
+                                    + resolved + "')")
+                    + "; use an ISO-8601 duration (PT30M) or a Quarkus shorthand (30m, 24h, 7d)", e);
+        }
     }
 
     @SuppressWarnings("unchecked")

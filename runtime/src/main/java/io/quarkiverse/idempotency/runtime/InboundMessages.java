@@ -16,8 +16,10 @@ import io.vertx.core.Vertx;
 
 /**
  * Makes the message being handled reachable from the interceptor of a payload method, which receives only the
- * payload: each message of a channel with {@code @Idempotent} methods is put into its own Vert.x duplicated context,
- * which the method then runs on.
+ * payload, and from the connector's failure handler: each message of a channel with {@code @Idempotent} methods is
+ * put into its own Vert.x duplicated context, which the method then runs on. On a channel consumed by a processor
+ * ({@code @Incoming} and {@code @Outgoing}), the message's acknowledgement is observed too: SmallRye acknowledges the
+ * input once the output is acknowledged downstream, and only then is the key confirmed.
  */
 // No qualifier: the channel factory looks decorators up with the @Default qualifier.
 @ApplicationScoped
@@ -43,6 +45,18 @@ public class InboundMessages implements PublisherDecorator {
         return context.getLocal(LOCAL_KEY);
     }
 
+    /**
+     * @return the inbound message a connector message was put in, found through its local context metadata, or
+     *         {@code null}
+     */
+    public static InboundMessage of(Message<?> message) {
+        return message.getMetadata(LocalContextMetadata.class)
+                .map(local -> VertxContext.isDuplicatedContext(local.context())
+                        ? local.context().<InboundMessage> getLocal(LOCAL_KEY)
+                        : null)
+                .orElse(null);
+    }
+
     @Override
     public Multi<? extends Message<?>> decorate(Multi<? extends Message<?>> publisher, List<String> channelNames,
             boolean isConnector) {
@@ -60,19 +74,31 @@ public class InboundMessages implements PublisherDecorator {
             return publisher;
         }
         String idempotentChannel = channel;
+        if (methods.processorChannels().contains(channel)) {
+            return publisher.map(message -> observeAcknowledgement(remember(idempotentChannel, message), message));
+        }
         return publisher.invoke(message -> remember(idempotentChannel, message));
     }
 
-    private static void remember(String channel, Message<?> message) {
+    private static InboundMessage remember(String channel, Message<?> message) {
         for (Object metadata : message.getMetadata()) {
             if (metadata instanceof LocalContextMetadata local) {
                 Context context = local.context();
                 if (VertxContext.isDuplicatedContext(context)) {
-                    context.putLocal(LOCAL_KEY, new InboundMessage(channel, message));
+                    InboundMessage inbound = new InboundMessage(channel, message);
+                    context.putLocal(LOCAL_KEY, inbound);
+                    return inbound;
                 }
-                return;
+                return null;
             }
         }
+        return null;
+    }
+
+    // The processor's output carries its input's ack and nack: acking the output downstream acks this message, which
+    // confirms the key first; a nack counts the attempt and hands the broker the delivery's outcome.
+    private static Message<?> observeAcknowledgement(InboundMessage inbound, Message<?> message) {
+        return inbound == null ? message : SettlementObserver.observe(message, inbound::delivery);
     }
 
     @Override

@@ -15,7 +15,7 @@ public class MemoryStoreProducer {
     @Produces
     @Singleton
     @DefaultBean
-    InMemoryIdempotencyStore memoryStore(WorkerId worker) {
-        return new InMemoryIdempotencyStore(worker.value());
+    InMemoryIdempotencyStore memoryStore() {
+        return new InMemoryIdempotencyStore();
     }
 }

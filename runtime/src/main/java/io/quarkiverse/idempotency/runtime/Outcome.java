@@ -1,23 +1,27 @@
 package io.quarkiverse.idempotency.runtime;
 
 /**
- * What happened to one delivery, as counted by the metrics.
+ * How one delivery ended, as counted by the metrics. Each delivery is counted once.
  */
 public enum Outcome {
-    /** The key was new: the handler ran. */
-    FIRST("first"),
+    /** The handler ran and its work is confirmed: acked. */
+    HANDLED("handled"),
     /** The key was confirmed: acked without running. */
     DUPLICATE("duplicate"),
-    /** Another delivery held a live claim: requeued. */
+    /** Another delivery held the key: redelivered later. */
     BUSY("busy"),
-    /** A stale claim was taken over: the handler ran. */
-    TAKEOVER("takeover"),
-    /** The handler failed, or its transaction rolled back: the claim was forgotten. */
-    FAILED("failed"),
+    /** The handler failed within the attempt budget: the attempt was counted and the message redelivered later. */
+    RETRIED("retried"),
+    /** The handler failed on the last attempt of the budget: dead-lettered. */
+    DEAD_LETTERED("dead-lettered"),
     /** No key could be computed: dead-lettered. */
     KEY_MISSING("key-missing"),
-    /** The store failed at claim time: requeued. */
-    STORE_ERROR("store-error");
+    /** The payload could not be converted for the method: dead-lettered at once. */
+    UNREADABLE("unreadable"),
+    /** The store failed: redelivered later. */
+    STORE_ERROR("store-error"),
+    /** The delivery's claim was taken over before it finished: redelivered later. */
+    CLAIM_LOST("claim-lost");
 
     private final String tag;
 

@@ -1,31 +1,49 @@
 package io.quarkiverse.idempotency.runtime;
 
+import java.util.function.Supplier;
+
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 import io.smallrye.mutiny.Uni;
 
 /**
- * Wraps the message handed to a {@code Message}-taking {@code @Idempotent} method, so that its ack confirms the key
- * before the broker sees the ack, and its nack forgets the key before the broker sees the nack.
+ * Wraps a message so that its ack confirms the delivery's key before the broker sees the ack, and its nack counts the
+ * attempt and hands the broker the delivery's outcome instead of the bare reason. Used for the message handed to a
+ * {@code Message}-taking {@code @Idempotent} method, and for a processor's input, which SmallRye acknowledges once
+ * the processor's output is acknowledged downstream.
  */
 final class SettlementObserver {
 
     private SettlementObserver() {
     }
 
-    static <T> Message<T> observe(Message<T> message, Delivery delivery, IdempotencyGuard guard) {
+    /**
+     * @param delivery the message's delivery; when it answers {@code null} (the message never reached the method),
+     *        acks and nacks pass through unchanged
+     */
+    static <T> Message<T> observe(Message<T> message, Supplier<Delivery> delivery) {
         return message
-                .withAckWithMetadata(metadata -> Blocking.call(() -> {
-                    guard.succeeded(delivery);
-                    return null;
-                }).onItemOrFailure().transformToUni((ignored, failure) -> failure == null
-                        ? Uni.createFrom().completionStage(() -> message.ack(metadata))
-                        : Uni.createFrom().completionStage(() -> message.nack(failure, metadata)))
-                        .subscribeAsCompletionStage())
-                .withNackWithMetadata((reason, metadata) -> Blocking.call(() -> {
-                    guard.failed(delivery, reason);
-                    return null;
-                }).chain(() -> Uni.createFrom().completionStage(() -> message.nack(reason, metadata)))
-                        .subscribeAsCompletionStage());
+                .withAckWithMetadata(metadata -> {
+                    Delivery d = delivery.get();
+                    if (d == null) {
+                        return message.ack(metadata);
+                    }
+                    return Blocking.call(() -> {
+                        d.succeeded();
+                        return null;
+                    }).onItemOrFailure().transformToUni((ignored, failure) -> failure == null
+                            ? Uni.createFrom().completionStage(() -> message.ack(metadata))
+                            : Uni.createFrom().completionStage(() -> message.nack(failure, metadata)))
+                            .subscribeAsCompletionStage();
+                })
+                .withNackWithMetadata((reason, metadata) -> {
+                    Delivery d = delivery.get();
+                    if (d == null) {
+                        return message.nack(reason, metadata);
+                    }
+                    return Blocking.call(() -> d.failed(reason))
+                            .chain(outcome -> Uni.createFrom().completionStage(() -> message.nack(outcome, metadata)))
+                            .subscribeAsCompletionStage();
+                });
     }
 }

@@ -10,11 +10,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 
 import jakarta.inject.Inject;
-import jakarta.transaction.TransactionManager;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -22,6 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.test.Sql;
 import io.quarkiverse.idempotency.test.TestApps;
@@ -35,21 +33,20 @@ import io.quarkus.test.QuarkusUnitTest;
 class AsynchronousClaimCommitTest {
 
     static final Duration RETENTION = Duration.ofHours(24);
-    static final Duration CLAIM_TIMEOUT = Duration.ofMinutes(5);
+    static final Duration LEASE = Duration.ofSeconds(30);
     static final String ASYNC_CLAIM = DatabaseIdempotencyStore.claimStatement("idempotency_record", true);
 
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.postgres(new String[0], ClaimRace.class)
-            .overrideConfigKey("quarkus.idempotency.database.asynchronous-claim-commit", "true");
+            .overrideConfigKey("quarkus.idempotency.database.asynchronous-claim-commit", "true")
+            // one pooled connection: the test reads the setting on the very connection the store claimed on
+            .overrideConfigKey("quarkus.datasource.jdbc.max-size", "1");
 
     @Inject
     DatabaseIdempotencyStore store;
 
     @Inject
     AgroalDataSource dataSource;
-
-    @Inject
-    TransactionManager transactions;
 
     private Sql sql() {
         return new Sql(dataSource);
@@ -71,7 +68,7 @@ class AsynchronousClaimCommitTest {
             c.commit();
             assertEquals("on", setting(c), "transaction-local: the connection is back to its own setting");
 
-            c.createStatement().execute("UPDATE idempotency_record SET recorded_at = now() - interval '1 hour'");
+            c.createStatement().execute("UPDATE idempotency_record SET lease_until = now() - interval '1 second'");
             c.commit();
             assertEquals("TAKEN_OVER", claim(c, ASYNC_CLAIM, "mode:new"));
             assertEquals("off", setting(c), "a takeover writes too, and commits asynchronously");
@@ -92,38 +89,34 @@ class AsynchronousClaimCommitTest {
             serverDefault = setting(c);
         }
         for (int i = 0; i < 20; i++) {
-            assertEquals(ClaimResult.NEW, store.claim("pool", "k" + i, RETENTION, CLAIM_TIMEOUT));
-            assertEquals(serverDefault, sql().query("SHOW synchronous_commit"), "no pooled connection keeps it");
+            assertEquals(ClaimResult.NEW, store.claim(new ScopedKey("pool", "k" + i), "t" + i, LEASE, RETENTION)
+                    .result());
+            assertEquals(serverDefault, sql().query("SHOW synchronous_commit"), "the pooled connection does not keep it");
         }
     }
 
     @Test
     void answersAndFencingAreUnchanged() throws SQLException {
-        DatabaseIdempotencyStore other = new DatabaseIdempotencyStore(dataSource, transactions, "idempotency_record",
-                "other-worker", true);
-        assertEquals(ClaimResult.NEW, store.claim("a", "k", RETENTION, CLAIM_TIMEOUT));
-        assertEquals(ClaimResult.BUSY, other.claim("a", "k", RETENTION, CLAIM_TIMEOUT));
-        assertFalse(other.confirm("a", "k", RETENTION), "fenced");
-        assertTrue(store.confirm("a", "k", RETENTION));
-        assertEquals(ClaimResult.DONE, other.claim("a", "k", RETENTION, CLAIM_TIMEOUT));
+        ScopedKey key = new ScopedKey("a", "k");
+        assertEquals(ClaimResult.NEW, store.claim(key, "a1", LEASE, RETENTION).result());
+        assertEquals(ClaimResult.BUSY, store.claim(key, "b", LEASE, RETENTION).result());
+        assertFalse(store.confirm(key, "b", RETENTION), "fenced");
+        assertTrue(store.confirm(key, "a1", RETENTION));
+        assertEquals(ClaimResult.DONE, store.claim(key, "b", LEASE, RETENTION).result());
 
-        assertEquals(ClaimResult.NEW, store.claim("a", "stale", RETENTION, CLAIM_TIMEOUT));
-        sql().execute("UPDATE idempotency_record SET recorded_at = now() - interval '1 hour'"
+        ScopedKey stale = new ScopedKey("a", "stale");
+        assertEquals(ClaimResult.NEW, store.claim(stale, "a2", LEASE, RETENTION).result());
+        sql().execute("UPDATE idempotency_record SET lease_until = now() - interval '1 second'"
                 + " WHERE scoped_key = 'a:stale'");
-        assertEquals(ClaimResult.TAKEN_OVER, other.claim("a", "stale", RETENTION, CLAIM_TIMEOUT));
-        assertFalse(store.forget("a", "stale"), "fenced");
-        assertTrue(other.forget("a", "stale"));
-        assertEquals(ClaimResult.NEW, store.claim("a", "stale", RETENTION, CLAIM_TIMEOUT), "forgotten: runs again");
+        assertEquals(ClaimResult.TAKEN_OVER, store.claim(stale, "b2", LEASE, RETENTION).result());
+        assertFalse(store.release(stale, "a2"), "fenced");
+        assertTrue(store.release(stale, "b2"));
+        assertEquals(ClaimResult.NEW, store.claim(stale, "a3", LEASE, RETENTION).result(), "released: runs again");
     }
 
     @Test
     void fourWorkersRaceWithAsynchronousClaimsExactlyOneWinsEach() throws Exception {
-        List<DatabaseIdempotencyStore> workers = new ArrayList<>();
-        for (int t = 0; t < 4; t++) {
-            workers.add(new DatabaseIdempotencyStore(dataSource, transactions, "idempotency_record", "racer-" + t,
-                    true));
-        }
-        ClaimRace.Result race = ClaimRace.run(workers, "race", ClaimRace.keys(500), (worker, key) -> {
+        ClaimRace.Result race = ClaimRace.run(store, 4, "race", ClaimRace.keys(500), (key, token) -> {
         });
         assertEquals(500, race.wins().size(), "every key was won");
         race.wins().forEach((key, count) -> assertEquals(1, count.get(), "exactly one claim of " + key));
@@ -137,10 +130,10 @@ class AsynchronousClaimCommitTest {
             ps.setString(1, id);
             ps.setString(2, id);
             ps.setString(3, "mode");
-            ps.setString(4, "test-worker");
-            ps.setLong(5, RETENTION.toMillis());
-            ps.setLong(6, CLAIM_TIMEOUT.toMillis());
-            ps.setLong(7, CLAIM_TIMEOUT.toMillis());
+            ps.setString(4, "test-worker#" + id);
+            ps.setLong(5, LEASE.toMillis());
+            ps.setLong(6, RETENTION.toMillis());
+            ps.setString(7, id);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getString(1) : null;
             }

@@ -15,15 +15,16 @@ import java.util.function.BiConsumer;
 
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.ScopedKey;
 
 /**
  * Workers racing for the same keys: each on a thread of its own, all released at once, each claiming every key in an
- * order of its own.
+ * order of its own, each claim with a token of its own.
  */
 final class ClaimRace {
 
     static final Duration RETENTION = Duration.ofHours(24);
-    static final Duration CLAIM_TIMEOUT = Duration.ofMinutes(5);
+    static final Duration LEASE = Duration.ofSeconds(30);
 
     /** How many claims each key won, and how many of each answer came back. */
     record Result(Map<String, AtomicInteger> wins, Map<ClaimResult, AtomicInteger> answers) {
@@ -38,26 +39,29 @@ final class ClaimRace {
     }
 
     /**
-     * @param onWin called on the winning worker's thread with the key it claimed
+     * @param onWin called on the winning worker's thread with the key it claimed and its claim's token
      */
-    static Result run(List<? extends IdempotencyStore> workers, String scope, List<String> keys,
-            BiConsumer<IdempotencyStore, String> onWin) throws Exception {
+    static Result run(IdempotencyStore store, int workers, String scope, List<String> keys,
+            BiConsumer<ScopedKey, String> onWin) throws Exception {
         Result result = new Result(new ConcurrentHashMap<>(), new ConcurrentHashMap<>());
         CountDownLatch start = new CountDownLatch(1);
-        ExecutorService pool = Executors.newFixedThreadPool(workers.size());
+        ExecutorService pool = Executors.newFixedThreadPool(workers);
         try {
             List<Future<?>> done = new ArrayList<>();
-            for (IdempotencyStore worker : workers) {
+            for (int w = 0; w < workers; w++) {
+                String worker = "racer-" + w;
                 List<String> order = new ArrayList<>(keys);
                 Collections.shuffle(order);
                 done.add(pool.submit(() -> {
                     start.await();
                     for (String key : order) {
-                        ClaimResult r = worker.claim(scope, key, RETENTION, CLAIM_TIMEOUT);
+                        String token = worker + "#" + key;
+                        ScopedKey scoped = new ScopedKey(scope, key);
+                        ClaimResult r = store.claim(scoped, token, LEASE, RETENTION).result();
                         result.answers().computeIfAbsent(r, x -> new AtomicInteger()).incrementAndGet();
                         if (r.claimed()) {
                             result.wins().computeIfAbsent(key, x -> new AtomicInteger()).incrementAndGet();
-                            onWin.accept(worker, key);
+                            onWin.accept(scoped, token);
                         }
                     }
                     return null;

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.runtime.database.IdempotencyRecord;
 import io.quarkiverse.idempotency.test.TestApps;
@@ -30,7 +31,8 @@ class CustomTableNameTest {
 
     @Test
     void storeAndEntityUseTheConfiguredTable() {
-        assertEquals(ClaimResult.NEW, store.claim("t", "k", Duration.ofHours(1), Duration.ofMinutes(1)));
+        assertEquals(ClaimResult.NEW,
+                store.claim(new ScopedKey("t", "k"), "t#1", Duration.ofSeconds(30), Duration.ofHours(1)).result());
         assertEquals(1L, QuarkusTransaction.requiringNew().call(() -> IdempotencyRecord.count()));
         assertEquals(1, ((Number) QuarkusTransaction.requiringNew().call(() -> IdempotencyRecord.getSession()
                 .createNativeQuery("SELECT count(*) FROM messaging_keys", Long.class).getSingleResult())).intValue());

@@ -3,25 +3,26 @@ package io.quarkiverse.idempotency.test.database;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 
 import jakarta.inject.Inject;
-import jakarta.transaction.TransactionManager;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.IdempotencyPurge;
+import io.quarkiverse.idempotency.IdempotencyStore.HeldClaim;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.PurgeJob;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
@@ -33,12 +34,14 @@ import io.quarkus.scheduler.Scheduler;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * The database store against the real PostgreSQL: the claim race, takeover, fencing, long keys, renewal, purge.
+ * The database store's lease-mode statements against the real PostgreSQL: the claim race, leases and takeover,
+ * per-claim fencing, attempts and dead-lettered keys, records of older versions, long keys, renewal, purge. Tokens
+ * stand for claims: "a1" and "a2" are two deliveries of one process, "b" one elsewhere.
  */
 class DatabaseStoreTest {
 
     static final Duration RETENTION = Duration.ofHours(24);
-    static final Duration CLAIM_TIMEOUT = Duration.ofMinutes(5);
+    static final Duration LEASE = Duration.ofSeconds(30);
 
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.postgres(new String[0], ClaimRace.class)
@@ -50,36 +53,26 @@ class DatabaseStoreTest {
     @Inject
     AgroalDataSource dataSource;
 
-    private Sql sql() {
-        return new Sql(dataSource);
-    }
-
     @Inject
     IdempotencyPurge purge;
 
     @Inject
-    TransactionManager transactions;
-
-    @Inject
     Scheduler scheduler;
 
-    DatabaseIdempotencyStore otherWorker;
+    private Sql sql() {
+        return new Sql(dataSource);
+    }
 
     @BeforeEach
     void clean() throws SQLException {
         sql().execute("DELETE FROM idempotency_record");
-        otherWorker = new DatabaseIdempotencyStore(dataSource, transactions, "idempotency_record", "other-worker");
     }
 
     @Test
     void eightThreadsRaceForTheSameThousandKeysExactlyOneWinsEach() throws Exception {
-        List<DatabaseIdempotencyStore> workers = new ArrayList<>();
-        for (int t = 0; t < 8; t++) {
-            workers.add(new DatabaseIdempotencyStore(dataSource, transactions, "idempotency_record", "racer-" + t));
-        }
-        ClaimRace.Result race = ClaimRace.run(workers, "race", ClaimRace.keys(1_000), (worker, key) -> {
-            if (key.hashCode() % 2 == 0) {
-                assertTrue(worker.confirm("race", key, RETENTION));
+        ClaimRace.Result race = ClaimRace.run(store, 8, "race", ClaimRace.keys(1_000), (key, token) -> {
+            if (key.key().hashCode() % 2 == 0) {
+                assertTrue(store.confirm(key, token, RETENTION));
             }
         });
         assertEquals(1_000, race.wins().size(), "every key was won");
@@ -92,87 +85,142 @@ class DatabaseStoreTest {
     }
 
     @Test
-    void claimsCommitSynchronouslyByDefault() {
+    void claimsCommitSynchronouslyByDefault() throws SQLException {
         assertFalse(store.asynchronousClaimCommit());
+        String statement = DatabaseIdempotencyStore.claimStatement("idempotency_record", false);
+        assertFalse(statement.contains("synchronous_commit"), "the default statement leaves the commit as it is");
     }
 
     @Test
-    void staleClaimIsTakenOverConfirmedRowNeverIsHoweverOld() throws SQLException {
-        insert("s:stale", "s", "CLAIMED", "dead-worker", "now() - interval '10 minutes'", "now() + interval '1 day'");
-        insert("s:done", "s", "CONFIRMED", "dead-worker", "now() - interval '10 days'", "now() + interval '1 day'");
-        insert("s:live", "s", "CLAIMED", "live-worker", "now() - interval '1 minute'", "now() + interval '1 day'");
-        assertEquals(ClaimResult.TAKEN_OVER, store.claim("s", "stale", RETENTION, CLAIM_TIMEOUT));
-        assertEquals(ClaimResult.DONE, store.claim("s", "done", RETENTION, CLAIM_TIMEOUT));
-        assertEquals(ClaimResult.BUSY, store.claim("s", "live", RETENTION, CLAIM_TIMEOUT));
-        assertEquals(store.worker(), sql().query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 's:stale'"));
+    void aClaimWhoseLeaseRanOutIsTakenOverAConfirmedRowNeverIsHoweverOld() throws SQLException {
+        insert("s:stale", "CLAIMED", "dead#1", "now() - interval '1 minute'", "now() - interval '1 second'");
+        insert("s:done", "CONFIRMED", "dead#2", "now() - interval '10 days'", null);
+        insert("s:live", "CLAIMED", "live#1", "now() - interval '1 minute'", "now() + interval '20 seconds'");
+        assertEquals(ClaimResult.TAKEN_OVER, claim("stale", "a1").result());
+        assertEquals(ClaimResult.DONE, claim("done", "a1").result());
+        Claim busy = claim("live", "a1");
+        assertEquals(ClaimResult.BUSY, busy.result());
+        assertNotNull(busy.busyFor(), "the holder's lease is known");
+        assertTrue(busy.busyFor().toSeconds() > 10 && busy.busyFor().toSeconds() <= 20, busy.toString());
+        assertEquals("a1", sql().query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 's:stale'"));
+        assertEquals("t", sql().query("SELECT (lease_until > now() + interval '25 seconds')::text::char"
+                + " FROM idempotency_record WHERE scoped_key = 's:stale'"), "the taker's own lease");
         assertEquals("CONFIRMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 's:done'"));
     }
 
     @Test
-    void afterTakeoverTheOldOwnerCanNeitherConfirmNorForget() throws SQLException {
-        assertEquals(ClaimResult.NEW, store.claim("f", "k", RETENTION, CLAIM_TIMEOUT));
-        sql().execute("UPDATE idempotency_record SET recorded_at = now() - interval '1 hour'");
-        assertEquals(ClaimResult.TAKEN_OVER, otherWorker.claim("f", "k", RETENTION, CLAIM_TIMEOUT));
-        assertFalse(store.confirm("f", "k", RETENTION), "fenced");
-        assertFalse(store.forget("f", "k"), "fenced");
-        assertEquals("CLAIMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'f:k'"));
-        assertEquals("other-worker", sql().query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 'f:k'"));
-        assertTrue(otherWorker.confirm("f", "k", RETENTION));
-        assertFalse(otherWorker.forget("f", "k"), "a confirmed key is never forgotten");
+    void recordsOfTheVersionBeforeLeasesAreHonouredForTheirOldTimeout() throws SQLException {
+        // Written by the separate-claim mode of earlier versions: no lease, renewed by moving recorded_at.
+        insert("s:old-live", "CLAIMED", "old-host:1:ab", "now() - interval '4 minutes'", null);
+        insert("s:old-dead", "CLAIMED", "old-host:1:ab", "now() - interval '6 minutes'", null);
+        assertEquals(ClaimResult.BUSY, claim("old-live", "a1").result(), "still within five minutes of its renewal");
+        assertEquals(ClaimResult.TAKEN_OVER, claim("old-dead", "a1").result());
+    }
+
+    @Test
+    void fencingIsPerClaimEvenWithinOneProcess() throws SQLException {
+        assertEquals(ClaimResult.NEW, claim("f", "a1").result());
+        sql().execute("UPDATE idempotency_record SET lease_until = now() - interval '1 second'");
+        assertEquals(ClaimResult.TAKEN_OVER, claim("f", "a2").result(), "a later delivery of the same process");
+        ScopedKey key = new ScopedKey("s", "f");
+        assertFalse(store.confirm(key, "a1", RETENTION), "fenced: the claim is a2's");
+        assertFalse(store.release(key, "a1"), "fenced: the claim is a2's");
+        assertEquals(0, store.recordFailure(key, "a1", "late failure", 5, RETENTION), "fenced: a2's claim stands");
+        assertEquals("CLAIMED", state("f"));
+        assertEquals("a2", sql().query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 's:f'"));
+        assertTrue(store.confirm(key, "a2", RETENTION));
+        assertFalse(store.release(key, "a2"), "a confirmed key is never released");
+    }
+
+    @Test
+    void failedAttemptsAreCountedDurablyAndTheLastOneMarksTheKeyDeadLettered() throws SQLException {
+        ScopedKey key = new ScopedKey("s", "poison");
+        assertEquals(ClaimResult.NEW, store.claim(key, "a1", LEASE, RETENTION).result());
+        assertEquals(1, store.recordFailure(key, "a1", "java.lang.IllegalStateException: boom", 3, RETENTION));
+        assertEquals("FAILED", state("poison"));
+        assertNull(sql().query("SELECT lease_until FROM idempotency_record WHERE scoped_key = 's:poison'"),
+                "the claim is released: the retry runs at once");
+        Claim retry = store.claim(key, "b", LEASE, RETENTION);
+        assertEquals(ClaimResult.NEW, retry.result(), "a retry of a failed key is not a takeover");
+        assertEquals(1, retry.attempts(), "it knows how many failed before");
+        assertEquals(2, store.recordFailure(key, "b", "boom 2", 3, RETENTION));
+        store.claim(key, "a2", LEASE, RETENTION);
+        assertEquals(3, store.recordFailure(key, "a2", "java.lang.IllegalStateException: boom 3", 3, RETENTION));
+        assertEquals("DEAD_LETTERED", state("poison"));
+        assertEquals("java.lang.IllegalStateException: boom 3",
+                sql().query("SELECT last_failure FROM idempotency_record WHERE scoped_key = 's:poison'"));
+        Claim replay = store.claim(key, "c", LEASE, RETENTION);
+        assertEquals(ClaimResult.NEW, replay.result(), "a replay of a dead letter runs");
+        assertEquals(0, replay.attempts(), "with a fresh budget");
+    }
+
+    @Test
+    void releasingGivesTheClaimUpWithoutCountingAndKeepsAnEarlierCount() throws SQLException {
+        ScopedKey key = new ScopedKey("s", "r");
+        store.claim(key, "a1", LEASE, RETENTION);
+        assertTrue(store.release(key, "a1"));
+        assertNull(state("r"), "a first claim is simply deleted");
+        store.claim(key, "a2", LEASE, RETENTION);
+        store.recordFailure(key, "a2", "boom", 5, RETENTION);
+        store.claim(key, "a3", LEASE, RETENTION);
+        assertTrue(store.release(key, "a3"));
+        assertEquals("FAILED", state("r"));
+        assertEquals(1, store.claim(key, "b", LEASE, RETENTION).attempts(), "the count survived the release");
     }
 
     @Test
     void scopesNeverCollideAndLongKeysAreStoredAsDigests() throws SQLException {
-        assertEquals(ClaimResult.NEW, store.claim("orders", "A-1", RETENTION, CLAIM_TIMEOUT));
-        assertEquals(ClaimResult.NEW, store.claim("invoices", "A-1", RETENTION, CLAIM_TIMEOUT));
-        assertEquals(ClaimResult.NEW, store.claim("a:b", "c", RETENTION, CLAIM_TIMEOUT));
-        assertEquals(ClaimResult.NEW, store.claim("a", "b:c", RETENTION, CLAIM_TIMEOUT), "escaped scope: no collision");
+        assertEquals(ClaimResult.NEW, claim(new ScopedKey("orders", "A-1"), "t1").result());
+        assertEquals(ClaimResult.NEW, claim(new ScopedKey("invoices", "A-1"), "t2").result());
+        assertEquals(ClaimResult.NEW, claim(new ScopedKey("a:b", "c"), "t3").result());
+        assertEquals(ClaimResult.NEW, claim(new ScopedKey("a", "b:c"), "t4").result(), "escaped scope: no collision");
 
-        String longKey = "x".repeat(1_000);
-        assertEquals(ClaimResult.NEW, store.claim("orders", longKey, RETENTION, CLAIM_TIMEOUT));
-        assertEquals(ClaimResult.BUSY, otherWorker.claim("orders", longKey, RETENTION, CLAIM_TIMEOUT));
-        assertTrue(store.confirm("orders", longKey, RETENTION));
-        assertEquals(ClaimResult.DONE, otherWorker.claim("orders", longKey + "", RETENTION, CLAIM_TIMEOUT));
-        assertEquals(ClaimResult.NEW, store.claim("orders", longKey + "y", RETENTION, CLAIM_TIMEOUT));
+        ScopedKey longKey = new ScopedKey("orders", "x".repeat(1_000));
+        assertEquals(ClaimResult.NEW, claim(longKey, "a1").result());
+        assertEquals(ClaimResult.BUSY, claim(longKey, "b").result());
+        assertTrue(store.confirm(longKey, "a1", RETENTION));
+        assertEquals(ClaimResult.DONE, claim(longKey, "b").result());
+        assertEquals(ClaimResult.NEW, claim(new ScopedKey("orders", longKey.key() + "y"), "c").result());
         String digest = sql().query("SELECT scoped_key FROM idempotency_record WHERE state = 'CONFIRMED'");
         assertTrue(digest.startsWith("#sha256:") && digest.length() == 72, digest);
     }
 
     @Test
     void keysWithNulAreStoredAsDigestsNotRejected() {
-        String withNul = "order\u0000A-1";
-        assertEquals(ClaimResult.NEW, store.claim("nul", withNul, RETENTION, CLAIM_TIMEOUT));
-        assertEquals(ClaimResult.BUSY, otherWorker.claim("nul", withNul, RETENTION, CLAIM_TIMEOUT));
-        assertTrue(store.confirm("nul", withNul, RETENTION));
+        ScopedKey withNul = new ScopedKey("nul", "order\u0000A-1");
+        assertEquals(ClaimResult.NEW, claim(withNul, "a1").result());
+        assertEquals(ClaimResult.BUSY, claim(withNul, "b").result());
+        assertTrue(store.confirm(withNul, "a1", RETENTION));
     }
 
     @Test
     void keysAreBoundParametersNotSql() {
         String hostile = "'); DROP TABLE idempotency_record; --";
-        assertEquals(ClaimResult.NEW, store.claim(hostile, hostile, RETENTION, CLAIM_TIMEOUT));
-        assertEquals(ClaimResult.BUSY, otherWorker.claim(hostile, hostile, RETENTION, CLAIM_TIMEOUT));
+        assertEquals(ClaimResult.NEW, claim(new ScopedKey(hostile, hostile), "a1").result());
+        assertEquals(ClaimResult.BUSY, claim(new ScopedKey(hostile, hostile), "b").result());
     }
 
     @Test
-    void renewalMovesTheClaimForward() throws SQLException {
-        store.claim("r", "k", RETENTION, CLAIM_TIMEOUT);
-        sql().execute("UPDATE idempotency_record SET recorded_at = now() - interval '4 minutes'");
-        otherWorker.renew(List.of(new ScopedKey("r", "k")));
-        assertEquals("t", sql().query("SELECT (recorded_at < now() - interval '3 minutes')::text::char"
-                + " FROM idempotency_record"), "another worker cannot renew this worker's claim");
-        store.renew(List.of(new ScopedKey("r", "k")));
-        assertEquals(ClaimResult.BUSY, otherWorker.claim("r", "k", RETENTION, Duration.ofMinutes(2)),
-                "renewed: not stale");
+    void renewalExtendsTheLeaseOfItsOwnClaimOnly() throws SQLException {
+        ScopedKey key = new ScopedKey("s", "k");
+        store.claim(key, "a1", LEASE, RETENTION);
+        sql().execute("UPDATE idempotency_record SET lease_until = now() + interval '2 seconds'");
+        store.renew(List.of(new HeldClaim(key, "b", Duration.ofMinutes(10))));
+        assertEquals("t", sql().query("SELECT (lease_until < now() + interval '3 seconds')::text::char"
+                + " FROM idempotency_record"), "another claim's token cannot renew this claim");
+        store.renew(List.of(new HeldClaim(key, "a1", Duration.ofMinutes(10))));
+        assertEquals("t", sql().query("SELECT (lease_until > now() + interval '9 minutes')::text::char"
+                + " FROM idempotency_record"), "renewed by its own token");
     }
 
     @Test
-    void purgeDeletesExpiredRowsOfBothStatesInBatchesAndKeepsLiveOnes() throws SQLException {
+    void purgeDeletesExpiredRowsOfEveryStateInBatchesAndKeepsLiveOnes() throws SQLException {
+        String[] states = { "CLAIMED", "CONFIRMED", "FAILED", "DEAD_LETTERED" };
         for (int i = 0; i < 25; i++) {
-            insert("p:old" + i, "p", i % 2 == 0 ? "CLAIMED" : "CONFIRMED", "w", "now() - interval '2 days'",
-                    "now() - interval '1 day'");
+            insertExpiring("p:old" + i, states[i % 4], "now() - interval '1 day'");
         }
         for (int i = 0; i < 5; i++) {
-            insert("p:live" + i, "p", "CONFIRMED", "w", "now()", "now() + interval '1 day'");
+            insertExpiring("p:live" + i, "CONFIRMED", "now() + interval '1 day'");
         }
         assertEquals(10, store.purgeExpired(10), "one bounded batch");
         assertEquals(15, purge.purgeExpired(), "the rest, in batches of 10");
@@ -182,22 +230,46 @@ class DatabaseStoreTest {
     }
 
     @Test
+    void schemaGenerationCreatesThePartialIndexOfLiveClaims() throws SQLException {
+        // this application's schema comes from Hibernate ORM, not from the shipped migration
+        assertEquals("idempotency_record_claims", sql().query("SELECT indexname FROM pg_indexes"
+                + " WHERE tablename = 'idempotency_record' AND indexdef LIKE '%WHERE%CLAIMED%'"));
+    }
+
+    @Test
     void purgeJobIsRegisteredWithTheDatabaseStore() {
         assertNotNull(scheduler.getScheduledJob(PurgeJob.IDENTITY));
     }
 
-    private void insert(String id, String scope, String state, String worker, String recordedAt, String expiresAt)
+    private Claim claim(String key, String token) {
+        return claim(new ScopedKey("s", key), token);
+    }
+
+    private Claim claim(ScopedKey key, String token) {
+        return store.claim(key, token, LEASE, RETENTION);
+    }
+
+    private String state(String key) throws SQLException {
+        return sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 's:" + key + "'");
+    }
+
+    private void insert(String id, String state, String token, String recordedAt, String leaseUntil)
             throws SQLException {
         try (Connection c = dataSource.getConnection();
                 PreparedStatement ps = c.prepareStatement("INSERT INTO idempotency_record"
-                        + " (scoped_key, scope, state, claimed_by, recorded_at, expires_at) VALUES (?, ?, ?, ?, "
-                        + recordedAt + ", " + expiresAt + ")")) {
+                        + " (scoped_key, scope, state, claimed_by, recorded_at, lease_until, expires_at, attempts)"
+                        + " VALUES (?, 's', ?, ?, " + recordedAt + ", " + (leaseUntil == null ? "NULL" : leaseUntil)
+                        + ", now() + interval '1 day', 0)")) {
             ps.setString(1, id);
-            ps.setString(2, scope);
-            ps.setString(3, state);
-            ps.setString(4, worker);
+            ps.setString(2, state);
+            ps.setString(3, token);
             ps.executeUpdate();
         }
     }
 
+    private void insertExpiring(String id, String state, String expiresAt) throws SQLException {
+        sql().execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, expires_at,"
+                + " attempts) VALUES ('" + id + "', 'p', '" + state + "', 'w', now() - interval '2 days', " + expiresAt
+                + ", 0)");
+    }
 }

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.test.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
@@ -45,13 +46,14 @@ class FlywayMigrationTest {
 
     @Test
     void migrationCreatesTheTableTheEntityAndTheStoreUse() throws SQLException {
-        assertEquals("1000,1001", query("SELECT string_agg(version, ',' ORDER BY installed_rank) FROM " + SCHEMA
+        assertEquals("1000,1001,1002", query("SELECT string_agg(version, ',' ORDER BY installed_rank) FROM " + SCHEMA
                 + ".flyway_schema_history WHERE success AND version IS NOT NULL"));
         assertEquals("idempotency_record_claims", query("SELECT indexname FROM pg_indexes WHERE schemaname = '"
                 + SCHEMA + "' AND indexdef LIKE '%WHERE%CLAIMED%'"));
         assertEquals("idempotency_record_expires_at", query("SELECT indexname FROM pg_indexes WHERE schemaname = '"
                 + SCHEMA + "' AND indexdef LIKE '%(expires_at)%'"));
-        assertEquals(ClaimResult.NEW, store.claim("flyway", "k", Duration.ofHours(1), Duration.ofMinutes(1)));
+        assertEquals(ClaimResult.NEW,
+                store.claim(new ScopedKey("flyway", "k"), "f#1", Duration.ofSeconds(30), Duration.ofHours(1)).result());
         assertEquals("1", query("SELECT count(*)::text FROM " + SCHEMA + ".idempotency_record"));
     }
 

@@ -26,7 +26,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.ClaimLostException;
 import io.quarkiverse.idempotency.DeliveryInProgressException;
+import io.quarkiverse.idempotency.HandlerFailedException;
 import io.quarkiverse.idempotency.HandlerRolledBackException;
+import io.quarkiverse.idempotency.IdempotencyMode;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.test.Delivered;
 import io.quarkiverse.idempotency.test.Sql;
@@ -37,14 +39,15 @@ import io.smallrye.reactive.messaging.annotations.Blocking;
 import io.smallrye.reactive.messaging.memory.InMemoryConnector;
 
 /**
- * A @Transactional handler writing a business row, on the real PostgreSQL: the key is confirmed in the handler's
- * transaction, and every way that transaction can end leaves the two writes consistent.
+ * A @Transactional handler writing a business row, on the real PostgreSQL, in both modes: the key is written in the
+ * handler's transaction (the default) or confirmed there after a lease-mode claim, and every way that transaction can
+ * end leaves the two writes consistent, with the failed attempt counted.
  */
 class TransactionalHandlerTest {
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[] { "charges", "slow" }, Charger.class,
-            Charge.class);
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[] { "charges", "leased", "slow" },
+            Charger.class, Charge.class);
 
     @Inject
     @Connector("smallrye-in-memory")
@@ -80,12 +83,12 @@ class TransactionalHandlerTest {
     }
 
     @Test
-    void exceptionRollsBackBothAndForgetsTheClaim() throws SQLException {
+    void exceptionRollsBackBothAndCountsTheAttempt() throws SQLException {
         charger.mode = Mode.THROW;
         Delivered<String> d = send("charges", Delivered.withId("m-2", "A-2"));
-        assertEquals("card declined", d.nacks().get(0).getMessage());
+        assertEquals("card declined", failure(d).getCause().getMessage());
         assertEquals("0", sql().query("SELECT count(*)::text FROM test_charge"));
-        assertNull(sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-2'"), "claim gone");
+        assertEquals("FAILED 1", record("charges:m-2"), "no key, only the attempt");
 
         charger.mode = Mode.OK;
         assertEquals(1, send("charges", Delivered.withId("m-2", "A-2")).acks(), "the retry runs");
@@ -93,33 +96,46 @@ class TransactionalHandlerTest {
     }
 
     @Test
-    void aCheckedExceptionAlsoRollsBackBothAndForgetsTheClaim() throws SQLException {
+    void aCheckedExceptionAlsoRollsBackBothAndCountsTheAttempt() throws SQLException {
         charger.mode = Mode.CHECKED;
         Delivered<String> d = send("charges", Delivered.withId("m-5", "A-5"));
-        assertEquals("gateway timeout", d.nacks().get(0).getMessage());
+        assertEquals("gateway timeout", failure(d).getCause().getMessage());
         assertEquals("0", sql().query("SELECT count(*)::text FROM test_charge"),
                 "@Transactional would commit on a checked exception; the extension rolls it back");
-        assertNull(sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-5'"), "claim gone");
+        assertEquals("FAILED 1", record("charges:m-5"));
     }
 
     @Test
-    void setRollbackOnlyWithoutExceptionRollsBackBothAndForgetsTheClaim() throws SQLException {
+    void setRollbackOnlyWithoutExceptionRollsBackBothAndCountsTheAttempt() throws SQLException {
         charger.mode = Mode.ROLLBACK_ONLY;
         Delivered<String> d = send("charges", Delivered.withId("m-3", "A-3"));
-        assertInstanceOf(HandlerRolledBackException.class, d.nacks().get(0));
+        assertInstanceOf(HandlerRolledBackException.class, failure(d).getCause());
         assertEquals("0", sql().query("SELECT count(*)::text FROM test_charge"));
-        assertNull(sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-3'"), "claim gone");
+        assertEquals("FAILED 1", record("charges:m-3"));
     }
 
     @Test
-    void takeoverDuringTheHandlerRollsTheBusinessRowBack() throws SQLException {
+    void leaseModeConfirmsInTheHandlersTransactionAndCountsAFailureOnItsClaim() throws SQLException {
+        assertEquals(1, send("leased", Delivered.withId("l-1", "L-1")).acks());
+        assertEquals("CONFIRMED 0", record("leased:l-1"));
+        assertEquals(1, send("leased", Delivered.withId("l-1", "L-1")).acks());
+        assertEquals("1", sql().query("SELECT count(*)::text FROM test_charge"));
+
+        charger.mode = Mode.THROW;
+        assertEquals("card declined", failure(send("leased", Delivered.withId("l-2", "L-2"))).getCause().getMessage());
+        assertEquals("FAILED 1", record("leased:l-2"), "the claim is released and the attempt counted");
+        assertNull(sql().query("SELECT lease_until FROM idempotency_record WHERE scoped_key = 'leased:l-2'"));
+    }
+
+    @Test
+    void takeoverDuringALeaseModeHandlerRollsTheBusinessRowBack() throws SQLException {
         charger.mode = Mode.STOLEN;
-        Delivered<String> d = send("charges", Delivered.withId("m-4", "A-4"));
+        Delivered<String> d = send("leased", Delivered.withId("m-4", "A-4"));
         assertInstanceOf(ClaimLostException.class, d.nacks().get(0));
         assertEquals("0", sql().query("SELECT count(*)::text FROM test_charge"), "business row rolled back");
-        assertEquals("thief", sql().query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 'charges:m-4'"),
+        assertEquals("thief", sql().query("SELECT claimed_by FROM idempotency_record WHERE scoped_key = 'leased:m-4'"),
                 "the new owner's claim is untouched");
-        assertEquals("CLAIMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'charges:m-4'"));
+        assertEquals("CLAIMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'leased:m-4'"));
     }
 
     @Test
@@ -127,12 +143,12 @@ class TransactionalHandlerTest {
         Delivered<String> first = Delivered.withId("s-1", "S-1");
         connector.source("slow").send(first.message());
         assertEquals(true, charger.slowStarted.await(10, TimeUnit.SECONDS));
-        String claimedAt = sql().query("SELECT extract(epoch FROM recorded_at)::text FROM idempotency_record"
-                + " WHERE scoped_key = 'slow:s-1'");
-        // Wait until the claim was renewed past twice its 1s timeout: without renewal it would be stale by then.
-        await().atMost(Duration.ofSeconds(15)).until(() -> Double.parseDouble(sql().query(
-                "SELECT extract(epoch FROM recorded_at)::text FROM idempotency_record WHERE scoped_key = 'slow:s-1'"))
-                - Double.parseDouble(claimedAt) >= 2.0);
+        double firstLease = Double.parseDouble(sql().query("SELECT extract(epoch FROM lease_until)::text"
+                + " FROM idempotency_record WHERE scoped_key = 'slow:s-1'"));
+        // Wait until the lease was renewed past twice its 3 s: without renewal it would have run out twice over.
+        await().atMost(Duration.ofSeconds(30)).until(() -> Double.parseDouble(sql().query(
+                "SELECT extract(epoch FROM lease_until)::text FROM idempotency_record WHERE scoped_key = 'slow:s-1'"))
+                - firstLease >= 6.0);
 
         Delivered<String> second = send("slow", Delivered.withId("s-1", "S-1"));
         assertInstanceOf(DeliveryInProgressException.class, second.nacks().get(0));
@@ -142,6 +158,14 @@ class TransactionalHandlerTest {
         await().until(first::settled);
         assertEquals(1, first.acks());
         assertEquals("CONFIRMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key = 'slow:s-1'"));
+    }
+
+    private static HandlerFailedException failure(Delivered<String> d) {
+        return assertInstanceOf(HandlerFailedException.class, d.nacks().get(0), d.toString());
+    }
+
+    private String record(String key) throws SQLException {
+        return sql().query("SELECT state || ' ' || attempts FROM idempotency_record WHERE scoped_key = '" + key + "'");
     }
 
     private Delivered<String> send(String channel, Delivered<String> d) {
@@ -175,20 +199,31 @@ class TransactionalHandlerTest {
         @Idempotent
         @Transactional
         void charge(String orderId) throws java.util.concurrent.TimeoutException {
+            work(orderId);
+        }
+
+        @Incoming("leased")
+        @Idempotent(mode = IdempotencyMode.LEASE)
+        @Transactional
+        void leased(String orderId) throws java.util.concurrent.TimeoutException {
+            work(orderId);
+        }
+
+        private void work(String orderId) throws java.util.concurrent.TimeoutException {
             Charge.of(orderId).persistAndFlush();
             switch (mode) {
                 case THROW -> throw new IllegalStateException("card declined");
                 case CHECKED -> throw new java.util.concurrent.TimeoutException("gateway timeout");
                 case ROLLBACK_ONLY -> transactions.setRollbackOnly();
                 case STOLEN -> QuarkusTransaction.requiringNew().run(() -> entityManager.createNativeQuery(
-                        "UPDATE idempotency_record SET claimed_by = 'thief' WHERE scope = 'charges'").executeUpdate());
+                        "UPDATE idempotency_record SET claimed_by = 'thief' WHERE scope = 'leased'").executeUpdate());
                 case OK -> {
                 }
             }
         }
 
         @Incoming("slow")
-        @Idempotent(claimTimeout = "1s")
+        @Idempotent(mode = IdempotencyMode.LEASE, lease = "3s")
         @Blocking(ordered = false)
         @Transactional
         void slow(String orderId) throws InterruptedException {

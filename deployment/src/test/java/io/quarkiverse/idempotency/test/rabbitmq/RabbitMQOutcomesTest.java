@@ -26,8 +26,10 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 
+import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.test.DelegatingStore;
 import io.quarkus.test.QuarkusUnitTest;
 
@@ -49,7 +51,7 @@ class RabbitMQOutcomesTest {
             .overrideConfigKey("quarkus.datasource.active", "false")
             .overrideConfigKey("quarkus.hibernate-orm.active", "false")
             .overrideConfigKey("quarkus.idempotency.store", "memory")
-            .overrideConfigKey("quarkus.idempotency.retry-delay", "200ms")
+            .overrideConfigKey("quarkus.idempotency.requeue-delay", "200ms")
             // the redelivery must reach the store, which counts it
             .overrideConfigKey("quarkus.idempotency.confirmed-keys-cache-size", "0")
             .overrideConfigKey("rabbitmq-host", env("RABBITMQ_HOST", "127.0.0.1"))
@@ -167,13 +169,13 @@ class RabbitMQOutcomesTest {
         volatile boolean down;
 
         @Override
-        public ClaimResult claim(String scope, String key, Duration retention, Duration claimTimeout) {
+        public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {
             if (down) {
                 failedClaims.incrementAndGet();
                 throw new IllegalStateException("connection refused");
             }
-            ClaimResult result = super.claim(scope, key, retention, claimTimeout);
-            if (result == ClaimResult.DONE) {
+            Claim result = super.claim(key, token, lease, retention);
+            if (result.result() == ClaimResult.DONE) {
                 duplicateClaims.incrementAndGet();
             }
             return result;

@@ -17,7 +17,7 @@ class InvalidDurationTest {
 
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.failing(InvalidDurationException.class,
-            "@Idempotent(claimTimeout = \"soon\") is not a positive duration", Consumer.class);
+            "@Idempotent(lease = \"soon\") is not a positive duration", Consumer.class);
 
     @Test
     void buildFails() {
@@ -28,7 +28,7 @@ class InvalidDurationTest {
     public static class Consumer {
 
         @Incoming("in")
-        @Idempotent(claimTimeout = "soon")
+        @Idempotent(lease = "soon")
         public void handle(String payload) {
         }
     }

@@ -57,8 +57,8 @@ class TwoProcessesIT {
 
             await().atMost(Duration.ofSeconds(180)).until(() -> Ledger.distinctChargedOrders() == ORDERS
                     && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0);
-            double firstA = a.metric("idempotency_deliveries_total", "outcome=\"first\"", "channel=\"payments\"");
-            double firstB = b.metric("idempotency_deliveries_total", "outcome=\"first\"", "channel=\"payments\"");
+            double firstA = a.metric("idempotency_deliveries_total", "outcome=\"handled\"", "channel=\"payments\"");
+            double firstB = b.metric("idempotency_deliveries_total", "outcome=\"handled\"", "channel=\"payments\"");
             double dupA = a.metric("idempotency_deliveries_total", "outcome=\"duplicate\"", "channel=\"payments\"");
             double dupB = b.metric("idempotency_deliveries_total", "outcome=\"duplicate\"", "channel=\"payments\"");
             double busy = a.metric("idempotency_deliveries_total", "outcome=\"busy\"")

@@ -13,7 +13,7 @@ import io.quarkiverse.idempotency.runtime.MethodPlan;
 import io.quarkus.runtime.StartupEvent;
 
 /**
- * Warns at startup when {@code quarkus.idempotency.database.asynchronous-claim-commit} is on and an
+ * Warns at startup when {@code quarkus.idempotency.database.asynchronous-claim-commit} is on and a lease-mode
  * {@code @Idempotent} method runs without a transaction: a claim lost in a database crash cannot be made up for there.
  * A transactional handler's confirm that finds no claim rolls its work back and the message is retried; a handler
  * without a transaction has already done its work, so the message is acked but its key is never confirmed, and a later
@@ -30,7 +30,7 @@ public class AsynchronousClaimCommitCheck {
         }
         List<String> withoutTransaction = new ArrayList<>();
         for (MethodPlan plan : methods.plans()) {
-            if (!plan.transactional()) {
+            if (!plan.inTransaction() && !plan.transactional()) {
                 withoutTransaction.add(plan.description());
             }
         }

@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -14,246 +15,291 @@ import jakarta.transaction.Status;
 import jakarta.transaction.SystemException;
 import jakarta.transaction.TransactionManager;
 
+import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.StoreMisconfiguredException;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 
 /**
- * The production store: the {@link IdempotencyRecord} table on PostgreSQL.
+ * The production store: the {@link IdempotencyRecord} table on PostgreSQL, written with the statements of
+ * {@link RecordStatements} through plain JDBC on the persistence unit's datasource (the entity maps the same table for
+ * schema generation and reading).
  * <p>
- * The claim is one statement, {@code INSERT ... ON CONFLICT}, committed on its own: the row appearing is the answer to
- * "am I the first?", a stale CLAIMED row is taken over in the same statement, and a duplicate costs no exception and
- * no error log. Outside a transaction (the usual case: the claim runs before {@code @Transactional} begins) it is one
- * round trip in auto-commit; inside one, it runs in a new transaction of its own. Confirm and forget are fenced by
- * this worker's id; confirm joins the caller's transaction when there is one. Statements go straight to the
- * persistence unit's datasource with JDBC (the entity maps the same table for schema generation and reading).
- * Timestamps are the database's, so instances with skewed clocks agree.
+ * Lease-mode statements commit on their own: outside a transaction (the usual case) each is one round trip in
+ * auto-commit; inside a caller's transaction it runs in a new transaction of its own, so that it never joins (nor
+ * waits for) the caller's. In-transaction claims and confirms join the caller's transaction: the datasource hands out
+ * the connection enlisted in it.
  */
 public class DatabaseIdempotencyStore implements IdempotencyStore {
 
-    private final DataSource dataSource;
-    private final TransactionManager transactions;
-    private final String worker;
-    private final boolean asynchronousClaimCommit;
-    private final String claimSql;
-    private final String insertConfirmedSql;
-    private final String takeOverConfirmedSql;
-    private final String confirmSql;
-    private final String forgetSql;
-    private final String renewSql;
-    private final String purgeSql;
-    private final String oldestClaimSql;
-    private final String checkSql;
-    private final String stateSql;
+    /** How many times an in-transaction claim looks again when the key's holder ended between two statements. */
+    private static final int IN_TRANSACTION_ROUNDS = 3;
+    private static final int FAILURE_LENGTH = 1000;
 
-    public DatabaseIdempotencyStore(DataSource dataSource, TransactionManager transactions, String table,
-            String worker) {
-        this(dataSource, transactions, table, worker, false);
-    }
+    private static final String UNDEFINED_TABLE = "42P01";
+
+    private final DataSource dataSource;
+    private final String table;
+    private final TransactionManager transactions;
+    private final boolean asynchronousClaimCommit;
+    private final RecordStatements sql;
 
     /**
-     * @param asynchronousClaimCommit whether a claim's commit skips waiting for its WAL flush (see
+     * @param asynchronousClaimCommit whether a lease-mode claim's commit skips waiting for its WAL flush (see
      *        {@code quarkus.idempotency.database.asynchronous-claim-commit})
      */
     public DatabaseIdempotencyStore(DataSource dataSource, TransactionManager transactions, String table,
-            String worker, boolean asynchronousClaimCommit) {
+            boolean asynchronousClaimCommit) {
         this.dataSource = dataSource;
+        this.table = table;
         this.transactions = transactions;
-        this.worker = worker;
         this.asynchronousClaimCommit = asynchronousClaimCommit;
-        this.claimSql = claimStatement(table, asynchronousClaimCommit);
-        this.insertConfirmedSql = "INSERT INTO " + table + " (scoped_key, scope, state, claimed_by, recorded_at,"
-                + " expires_at) VALUES (?, ?, 'CONFIRMED', ?, now(), now() + ? * interval '1 millisecond')"
-                + " ON CONFLICT (scoped_key) DO NOTHING";
-        this.takeOverConfirmedSql = "UPDATE " + table + " SET state = 'CONFIRMED', claimed_by = ?, recorded_at = now(),"
-                + " expires_at = now() + ? * interval '1 millisecond'"
-                + " WHERE scoped_key = ? AND state = 'CLAIMED' AND recorded_at < now() - ? * interval '1 millisecond'";
-        this.confirmSql = confirmStatement(table);
-        this.forgetSql = "DELETE FROM " + table + " WHERE scoped_key = ? AND state = 'CLAIMED' AND claimed_by = ?";
-        this.renewSql = "UPDATE " + table + " SET recorded_at = now()"
-                + " WHERE scoped_key = ANY (?) AND state = 'CLAIMED' AND claimed_by = ?";
-        // SKIP LOCKED: instances purging at once take different rows instead of waiting for each other.
-        this.purgeSql = "DELETE FROM " + table + " WHERE scoped_key IN (SELECT scoped_key FROM " + table
-                + " WHERE expires_at < now() ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
-        this.oldestClaimSql = "SELECT extract(epoch FROM now() - min(recorded_at))::float8 FROM " + table
-                + " WHERE state = 'CLAIMED'";
-        this.checkSql = "SELECT 1 FROM " + table + " WHERE 1 = 0";
-        this.stateSql = "SELECT state FROM " + table + " WHERE scoped_key = ?";
+        this.sql = new RecordStatements(table, asynchronousClaimCommit);
     }
 
     /**
-     * The claim: one statement. {@code existing} reads the key's row; when there is none, or only a stale claim, the
-     * INSERT inserts it, or (ON CONFLICT) takes the stale claim over, re-checking staleness under the row lock. A
-     * duplicate of a confirmed key (or of a live claim) only reads: no row lock, no WAL, nothing to flush at commit.
-     * When a concurrent transaction inserted the key after this statement's snapshot was taken, neither part returns
-     * a row, and a second statement (a new snapshot) reads the state that won.
-     * <p>
-     * With {@code asynchronousCommit}, the row the INSERT writes comes from a one-row CTE that sets
-     * {@code synchronous_commit} off for this statement's transaction only ({@code set_config(..., true)}): whenever
-     * the statement writes, its commit does not wait for the WAL flush. Still one round trip; nothing leaks to the
-     * pooled connection.
-     * <p>
-     * Parameters: 1 and 2 the scoped key, 3 the scope, 4 the worker, 5 the retention in ms, 6 and 7 the claim timeout
-     * in ms. Returns one row, NEW, TAKEN_OVER, DONE or BUSY, or none.
-     *
-     * @param table the table
-     * @param asynchronousCommit whether the claim's commit skips waiting for the WAL flush
-     * @return the SQL
+     * The lease-mode claim statement, for benchmarks and tests that run it by hand; parameters as documented on
+     * {@link RecordStatements#claim}.
      */
     public static String claimStatement(String table, boolean asynchronousCommit) {
-        return "WITH " + (asynchronousCommit
-                ? "commit_mode AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)), "
-                : "")
-                + "existing AS (SELECT state, recorded_at FROM " + table + " WHERE scoped_key = ?),"
-                + " claimed AS (INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at,"
-                + " expires_at) SELECT ?, ?, 'CLAIMED', ?, now(), now() + ? * interval '1 millisecond'"
-                + (asynchronousCommit ? " FROM commit_mode" : "")
-                + " WHERE NOT EXISTS (SELECT 1 FROM existing WHERE state = 'CONFIRMED'"
-                + " OR recorded_at >= now() - ? * interval '1 millisecond')"
-                + " ON CONFLICT (scoped_key) DO UPDATE SET state = excluded.state, claimed_by = excluded.claimed_by,"
-                + " recorded_at = excluded.recorded_at, expires_at = excluded.expires_at"
-                + " WHERE r.state = 'CLAIMED' AND r.recorded_at < now() - ? * interval '1 millisecond'"
-                + " RETURNING CASE WHEN xmax = 0 THEN 'NEW' ELSE 'TAKEN_OVER' END AS outcome)"
-                + " SELECT outcome FROM claimed"
-                + " UNION ALL SELECT CASE WHEN state = 'CONFIRMED' THEN 'DONE' ELSE 'BUSY' END FROM existing"
-                + " WHERE NOT EXISTS (SELECT 1 FROM claimed)";
+        return RecordStatements.claim(table, asynchronousCommit);
     }
 
-    /**
-     * The confirm: parameters 1 the retention in ms, 2 the scoped key, 3 the worker; fenced by the worker.
-     *
-     * @param table the table
-     * @return the SQL
-     */
+    /** The in-transaction claim statement; parameters as documented on {@link RecordStatements#claimInTransaction}. */
+    public static String claimInTransactionStatement(String table) {
+        return RecordStatements.claimInTransaction(table);
+    }
+
+    /** The confirm statement; parameters as documented on {@link RecordStatements#confirm}. */
     public static String confirmStatement(String table) {
-        return "UPDATE " + table + " SET state = 'CONFIRMED', recorded_at = now(),"
-                + " expires_at = now() + ? * interval '1 millisecond'"
-                + " WHERE scoped_key = ? AND state = 'CLAIMED' AND claimed_by = ?";
+        return RecordStatements.confirm(table);
     }
 
     @Override
-    public ClaimResult claim(String scope, String key, Duration retention, Duration claimTimeout) {
-        return onItsOwn(() -> claimOnItsOwn(scope, key, retention, claimTimeout));
+    public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {
+        String id = StorageKeys.of(key);
+        return onItsOwn(() -> {
+            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.claim)) {
+                ps.setString(1, id);
+                ps.setString(2, id);
+                ps.setString(3, StorageKeys.scopeColumn(key.scope()));
+                ps.setString(4, token);
+                ps.setLong(5, lease.toMillis());
+                ps.setLong(6, retention.toMillis());
+                ps.setString(7, id);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                        return claimOf(rs.getString(1), rs.getInt(2), rs.getLong(3), rs.wasNull());
+                    }
+                }
+                // A concurrent transaction wrote the key after this statement's snapshot, or holds it: look again.
+                try (PreparedStatement state = c.prepareStatement(sql.state)) {
+                    state.setString(1, id);
+                    try (ResultSet rs = state.executeQuery()) {
+                        if (!rs.next()) {
+                            return Claim.BUSY; // an in-transaction delivery holds it, not committed yet
+                        }
+                        return "CONFIRMED".equals(rs.getString(1)) ? Claim.DONE
+                                : claimOf("BUSY", 0, rs.getLong(2), rs.wasNull());
+                    }
+                }
+            } catch (SQLException e) {
+                throw failed("claim", key, e);
+            }
+        });
+    }
+
+    private static Claim claimOf(String outcome, int attempts, long leaseLeftMillis, boolean noLease) {
+        ClaimResult result = ClaimResult.valueOf(outcome);
+        return switch (result) {
+            case NEW, TAKEN_OVER -> Claim.claimed(result, attempts);
+            case DONE -> Claim.DONE;
+            case BUSY -> noLease || leaseLeftMillis <= 0 ? Claim.BUSY : Claim.busyFor(Duration.ofMillis(leaseLeftMillis));
+        };
     }
 
     @Override
-    public boolean supportsClaimInTransaction() {
+    public boolean joinsTransactions() {
         return true;
     }
 
     /**
-     * Inside the handler's transaction the common case, a new key, is a plain insert: the row needs no claim phase, and
-     * a concurrent delivery of the key waits on it until this transaction ends. Only on a conflict is the existing row
-     * looked at, in statements of their own (a fresh snapshot each): a stale claim of the other mode is taken over,
-     * a confirmed key is a duplicate, anything else is busy.
+     * Inside the handler's transaction the common case, a new key, is one guarded insert. Only when it inserts nothing
+     * is the key looked at again: held by another delivery right now (busy), confirmed (a duplicate), or free to take
+     * over (failed, dead-lettered, or a lease that ran out) under the advisory lock this transaction then holds.
      */
     @Override
-    public ClaimResult claimConfirmedInTransaction(String scope, String key, Duration retention,
-            Duration claimTimeout) {
-        String id = StorageKeys.of(scope, key);
+    public Claim claimInTransaction(ScopedKey key, String token, Duration retention) {
+        String id = StorageKeys.of(key);
         try (Connection c = dataSource.getConnection()) {
-            try (PreparedStatement ps = c.prepareStatement(insertConfirmedSql)) {
-                ps.setString(1, id);
-                ps.setString(2, StorageKeys.scopeColumn(scope));
-                ps.setString(3, worker);
-                ps.setLong(4, retention.toMillis());
-                if (ps.executeUpdate() == 1) {
-                    return ClaimResult.NEW;
+            for (int round = 0; round < IN_TRANSACTION_ROUNDS; round++) {
+                try (PreparedStatement ps = c.prepareStatement(sql.claimInTransaction)) {
+                    ps.setString(1, id);
+                    ps.setString(2, StorageKeys.scopeColumn(key.scope()));
+                    ps.setString(3, token);
+                    ps.setLong(4, retention.toMillis());
+                    ps.setString(5, id);
+                    if (ps.executeUpdate() == 1) {
+                        return Claim.claimed(ClaimResult.NEW, 0);
+                    }
+                }
+                try (PreparedStatement look = c.prepareStatement(sql.lookInTransaction)) {
+                    look.setString(1, id);
+                    look.setString(2, id);
+                    try (ResultSet rs = look.executeQuery()) {
+                        rs.next();
+                        boolean locked = rs.getBoolean(1);
+                        String state = rs.getString(2);
+                        if (!locked) {
+                            return Claim.BUSY;
+                        }
+                        if (state == null) {
+                            continue; // its holder rolled back since: insert again
+                        }
+                        if ("CONFIRMED".equals(state)) {
+                            return Claim.DONE;
+                        }
+                        if ("CLAIMED".equals(state) && !rs.getBoolean(4)) {
+                            return Claim.BUSY; // a live lease-mode claim
+                        }
+                    }
+                }
+                try (PreparedStatement take = c.prepareStatement(sql.takeOverInTransaction)) {
+                    take.setString(1, token);
+                    take.setLong(2, retention.toMillis());
+                    take.setString(3, id);
+                    try (ResultSet rs = take.executeQuery()) {
+                        if (rs.next()) {
+                            return Claim.claimed(ClaimResult.TAKEN_OVER, rs.getInt(1));
+                        }
+                    }
                 }
             }
-            try (PreparedStatement ps = c.prepareStatement(takeOverConfirmedSql)) {
-                ps.setString(1, worker);
-                ps.setLong(2, retention.toMillis());
-                ps.setString(3, id);
-                ps.setLong(4, claimTimeout.toMillis());
-                if (ps.executeUpdate() == 1) {
-                    return ClaimResult.TAKEN_OVER;
-                }
-            }
-            return state(c, id);
+            return Claim.BUSY;
         } catch (SQLException e) {
-            throw new IllegalStateException("Claiming " + scope + ":" + key + " failed: " + e.getMessage(), e);
-        }
-    }
-
-    private ClaimResult state(Connection c, String id) throws SQLException {
-        try (PreparedStatement state = c.prepareStatement(stateSql)) {
-            state.setString(1, id);
-            try (ResultSet rs = state.executeQuery()) {
-                return rs.next() && "CONFIRMED".equals(rs.getString(1)) ? ClaimResult.DONE : ClaimResult.BUSY;
-            }
-        }
-    }
-
-    private ClaimResult claimOnItsOwn(String scope, String key, Duration retention, Duration claimTimeout) {
-        String id = StorageKeys.of(scope, key);
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(claimSql)) {
-            ps.setString(1, id);
-            ps.setString(2, id);
-            ps.setString(3, StorageKeys.scopeColumn(scope));
-            ps.setString(4, worker);
-            ps.setLong(5, retention.toMillis());
-            ps.setLong(6, claimTimeout.toMillis());
-            ps.setLong(7, claimTimeout.toMillis());
-            try (ResultSet rs = ps.executeQuery()) {
-                if (rs.next()) {
-                    return ClaimResult.valueOf(rs.getString(1));
-                }
-            }
-            return state(c, id);
-        } catch (SQLException e) {
-            throw new IllegalStateException("Claiming " + scope + ":" + key + " failed: " + e.getMessage(), e);
+            throw failed("claim", key, e);
         }
     }
 
     @Override
-    public boolean confirm(String scope, String key, Duration retention) {
-        // Inside the handler's transaction when there is one: "the work committed" and "the key is a fact" are one
-        // event. The datasource hands out the connection enlisted in that transaction.
-        String id = StorageKeys.of(scope, key);
-        return update(confirmSql, ps -> {
+    public boolean confirm(ScopedKey key, String token, Duration retention) {
+        return onItsOwn(() -> confirmInTransaction(key, token, retention));
+    }
+
+    @Override
+    public boolean confirmInTransaction(ScopedKey key, String token, Duration retention) {
+        String id = StorageKeys.of(key);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.confirm)) {
             ps.setLong(1, retention.toMillis());
             ps.setString(2, id);
-            ps.setString(3, worker);
-        }) == 1;
+            ps.setString(3, token);
+            return ps.executeUpdate() == 1;
+        } catch (SQLException e) {
+            throw failed("confirm", key, e);
+        }
     }
 
     @Override
-    public boolean forget(String scope, String key) {
-        String id = StorageKeys.of(scope, key);
-        return onItsOwn(() -> update(forgetSql, ps -> {
-            ps.setString(1, id);
-            ps.setString(2, worker);
-        })) == 1;
+    public int recordFailure(ScopedKey key, String token, String failure, int maxAttempts, Duration retention) {
+        String id = StorageKeys.of(key);
+        String reason = failure == null ? null
+                : failure.length() <= FAILURE_LENGTH ? failure : failure.substring(0, FAILURE_LENGTH);
+        return onItsOwn(() -> {
+            try (Connection c = dataSource.getConnection()) {
+                try (PreparedStatement ps = c.prepareStatement(sql.recordFailureOfClaim)) {
+                    ps.setInt(1, maxAttempts);
+                    ps.setString(2, reason);
+                    ps.setLong(3, retention.toMillis());
+                    ps.setString(4, id);
+                    ps.setString(5, token);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (rs.next()) {
+                            return rs.getInt(1);
+                        }
+                    }
+                }
+                try (PreparedStatement ps = c.prepareStatement(sql.recordFailureAfterRollback)) {
+                    ps.setString(1, id);
+                    ps.setString(2, StorageKeys.scopeColumn(key.scope()));
+                    ps.setInt(3, maxAttempts);
+                    ps.setString(4, token);
+                    ps.setLong(5, retention.toMillis());
+                    ps.setString(6, reason);
+                    ps.setString(7, id);
+                    ps.setInt(8, maxAttempts);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        return rs.next() ? rs.getInt(1) : 0;
+                    }
+                }
+            } catch (SQLException e) {
+                throw failed("count a failed attempt of", key, e);
+            }
+        });
     }
 
     @Override
-    public void renew(Collection<ScopedKey> keys) {
-        if (keys.isEmpty()) {
+    public boolean release(ScopedKey key, String token) {
+        String id = StorageKeys.of(key);
+        return onItsOwn(() -> {
+            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.release)) {
+                ps.setString(1, id);
+                ps.setString(2, token);
+                ps.setString(3, id);
+                ps.setString(4, token);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() && rs.getLong(1) > 0;
+                }
+            } catch (SQLException e) {
+                throw failed("release", key, e);
+            }
+        });
+    }
+
+    @Override
+    public void renew(Collection<HeldClaim> claims) {
+        if (claims.isEmpty()) {
             return;
         }
-        String[] ids = new String[keys.size()];
+        String[] ids = new String[claims.size()];
+        String[] tokens = new String[ids.length];
+        Long[] leases = new Long[ids.length];
         int i = 0;
-        for (ScopedKey k : keys) {
-            ids[i++] = StorageKeys.of(k.scope(), k.key());
+        for (HeldClaim held : claims) {
+            ids[i] = StorageKeys.of(held.key());
+            tokens[i] = held.token();
+            leases[i++] = held.lease().toMillis();
         }
-        onItsOwn(() -> update(renewSql, (c, ps) -> {
-            ps.setArray(1, c.createArrayOf("varchar", ids));
-            ps.setString(2, worker);
-        }));
+        onItsOwn(() -> {
+            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.renew)) {
+                ps.setArray(1, c.createArrayOf("varchar", ids));
+                ps.setArray(2, c.createArrayOf("varchar", tokens));
+                ps.setArray(3, c.createArrayOf("bigint", leases));
+                return ps.executeUpdate();
+            } catch (SQLException e) {
+                throw new IllegalStateException("Renewing " + ids.length + " claims failed: " + e.getMessage(), e);
+            }
+        });
     }
 
     @Override
     public int purgeExpired(int limit) {
-        return onItsOwn(() -> update(purgeSql, ps -> ps.setInt(1, limit)));
+        return onItsOwn(() -> {
+            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.purge)) {
+                ps.setInt(1, limit);
+                return ps.executeUpdate();
+            } catch (SQLException e) {
+                throw new IllegalStateException("Purging expired keys failed: " + e.getMessage(), e);
+            }
+        });
     }
 
     @Override
     public Optional<Duration> oldestClaimAge() {
         return onItsOwn(() -> {
             try (Connection c = dataSource.getConnection();
-                    PreparedStatement ps = c.prepareStatement(oldestClaimSql);
+                    PreparedStatement ps = c.prepareStatement(sql.oldestClaim);
                     ResultSet rs = ps.executeQuery()) {
                 double seconds = rs.next() ? rs.getDouble(1) : 0;
                 return rs.wasNull() ? Optional.<Duration> empty()
@@ -264,57 +310,56 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         });
     }
 
+    /**
+     * @throws StoreMisconfiguredException when the table is missing or the database is not PostgreSQL, naming the
+     *         remedy
+     */
     @Override
     public void check() {
         onItsOwn(() -> {
-            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(checkSql)) {
-                ps.executeQuery().close();
+            try (Connection c = dataSource.getConnection()) {
+                String product = c.getMetaData().getDatabaseProductName();
+                if (!"PostgreSQL".equalsIgnoreCase(product)) {
+                    throw new StoreMisconfiguredException("The idempotency database store runs PostgreSQL's SQL, but"
+                            + " its datasource is " + product + "; use a PostgreSQL datasource, or supply an"
+                            + " IdempotencyStore bean of your own", null);
+                }
+                try (PreparedStatement ps = c.prepareStatement(sql.check)) {
+                    ps.executeQuery().close();
+                }
                 return null;
             } catch (SQLException e) {
+                if (UNDEFINED_TABLE.equals(e.getSQLState())) {
+                    throw new StoreMisconfiguredException(missingTable(table), e);
+                }
                 throw new IllegalStateException(e.getMessage(), e);
             }
         });
     }
 
-    @Override
-    public boolean joinsTransactions() {
-        return true;
+    /** @return the message naming the remedy for a missing table */
+    static String missingTable(String table) {
+        String create = IdempotencyRecord.DEFAULT_TABLE.equals(table)
+                ? "the migration shipped in the extension (classpath:db/idempotency/postgresql, e.g."
+                        + " quarkus.flyway.locations=db/migration,classpath:db/idempotency/postgresql)"
+                : "the statements of the migration shipped in the extension (classpath:db/idempotency/postgresql),"
+                        + " with '" + table + "' for idempotency_record";
+        return "The idempotency table '" + table + "' does not exist. Create it with " + create + ", or let Hibernate"
+                + " ORM create it (quarkus.hibernate-orm.schema-management.strategy=update)";
     }
 
-    /** @return whether a claim's commit skips waiting for its WAL flush */
+    /** @return whether a lease-mode claim's commit skips waiting for its WAL flush */
     public boolean asynchronousClaimCommit() {
         return asynchronousClaimCommit;
     }
 
-    /** @return the id this store fences claims with */
-    public String worker() {
-        return worker;
-    }
-
-    interface Binder {
-        void bind(Connection c, PreparedStatement ps) throws SQLException;
-    }
-
-    interface SimpleBinder {
-        void bind(PreparedStatement ps) throws SQLException;
-    }
-
-    private int update(String sql, SimpleBinder binder) {
-        return update(sql, (c, ps) -> binder.bind(ps));
-    }
-
-    private int update(String sql, Binder binder) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            binder.bind(c, ps);
-            return ps.executeUpdate();
-        } catch (SQLException e) {
-            throw new IllegalStateException(e.getMessage(), e);
-        }
+    private static IllegalStateException failed(String operation, ScopedKey key, SQLException e) {
+        return new IllegalStateException("Could not " + operation + " key '" + key + "': " + e.getMessage(), e);
     }
 
     // Outside a transaction a connection is in auto-commit: the statement commits on its own in one round trip.
     // Inside one (a caller's), the work must not join it, so it runs in a new transaction.
-    private <T> T onItsOwn(java.util.function.Supplier<T> work) {
+    private <T> T onItsOwn(Supplier<T> work) {
         if (inTransaction()) {
             return QuarkusTransaction.requiringNew().call(work::get);
         }

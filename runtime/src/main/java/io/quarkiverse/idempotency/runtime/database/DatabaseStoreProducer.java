@@ -7,7 +7,6 @@ import jakarta.transaction.TransactionManager;
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
-import io.quarkiverse.idempotency.runtime.WorkerId;
 import io.quarkus.arc.DefaultBean;
 
 /**
@@ -21,8 +20,8 @@ public class DatabaseStoreProducer {
     @Singleton
     @DefaultBean
     DatabaseIdempotencyStore databaseStore(AgroalDataSource dataSource, TransactionManager transactions,
-            IdempotencyBuildTimeConfig config, IdempotencyConfig runtimeConfig, WorkerId worker) {
-        return new DatabaseIdempotencyStore(dataSource, transactions, config.database().table(), worker.value(),
+            IdempotencyBuildTimeConfig config, IdempotencyConfig runtimeConfig) {
+        return new DatabaseIdempotencyStore(dataSource, transactions, config.database().table(),
                 runtimeConfig.database().asynchronousClaimCommit());
     }
 }

@@ -13,6 +13,8 @@ import jakarta.persistence.Id;
 import jakarta.persistence.Index;
 import jakarta.persistence.Table;
 
+import org.hibernate.annotations.ColumnDefault;
+
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 import io.quarkus.panache.common.Sort;
 
@@ -32,10 +34,14 @@ public class IdempotencyRecord extends PanacheEntityBase {
 
     /** The state of a key. */
     public enum State {
-        /** A handler is running (or died): the claim can be taken over once stale. */
+        /** A handler is running (or died), on a lease: taken over once the lease runs out. */
         CLAIMED,
         /** A handler finished: the message was handled. */
-        CONFIRMED
+        CONFIRMED,
+        /** The last attempt failed ({@link #attempts} counts them): the next delivery tries again. */
+        FAILED,
+        /** Every attempt of the budget failed and the message was dead-lettered; a replay starts a fresh budget. */
+        DEAD_LETTERED
     }
 
     /** The scoped key (scope, ':' and key), or a SHA-256 digest of it when longer than {@link #KEY_LENGTH}. */
@@ -56,9 +62,23 @@ public class IdempotencyRecord extends PanacheEntityBase {
     @Column(name = "claimed_by", length = 128)
     public String claimedBy;
 
-    /** When the key was claimed, last renewed, or confirmed. */
+    /** When the key was claimed, last renewed, confirmed, or last failed. */
     @Column(name = "recorded_at", nullable = false)
     public Instant recordedAt;
+
+    /** Until when a {@link State#CLAIMED} key's lease runs, unless renewed. */
+    @Column(name = "lease_until")
+    public Instant leaseUntil;
+
+    /** How many attempts failed (a key replayed after it was dead-lettered counts from 0 again). */
+    // A default, so that versions before attempts existed can still insert during a rolling upgrade.
+    @ColumnDefault("0")
+    @Column(name = "attempts", nullable = false)
+    public int attempts;
+
+    /** The last failed attempt's exception, class and message. */
+    @Column(name = "last_failure", length = 1000)
+    public String lastFailure;
 
     /** When the key may be purged. */
     @Column(name = "expires_at", nullable = false)
@@ -72,6 +92,9 @@ public class IdempotencyRecord extends PanacheEntityBase {
         columns.put("state", state.name());
         columns.put("claimedBy", claimedBy);
         columns.put("recordedAt", recordedAt.toString());
+        columns.put("leaseUntil", leaseUntil == null ? null : leaseUntil.toString());
+        columns.put("attempts", attempts);
+        columns.put("lastFailure", lastFailure);
         columns.put("expiresAt", expiresAt.toString());
         return columns;
     }

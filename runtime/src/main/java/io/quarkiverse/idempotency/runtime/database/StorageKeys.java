@@ -5,6 +5,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
+import io.quarkiverse.idempotency.ScopedKey;
+
 /**
  * Turns a scope and a key into the primary key of the table: {@code scope:key}, with {@code \} and {@code :} escaped
  * in the scope so that no two pairs meet; when that is longer than the column, or could be mistaken for a digest, a
@@ -15,6 +17,10 @@ final class StorageKeys {
     static final String DIGEST_PREFIX = "#sha256:";
 
     private StorageKeys() {
+    }
+
+    static String of(ScopedKey key) {
+        return of(key.scope(), key.key());
     }
 
     static String of(String scope, String key) {

@@ -1,7 +1,10 @@
 package io.quarkiverse.idempotency.runtime.database;
 
+import java.util.Set;
+
 import org.eclipse.microprofile.config.ConfigProvider;
 import org.hibernate.boot.ResourceStreamLocator;
+import org.hibernate.boot.model.relational.SimpleAuxiliaryDatabaseObject;
 import org.hibernate.boot.spi.AdditionalMappingContributions;
 import org.hibernate.boot.spi.AdditionalMappingContributor;
 import org.hibernate.boot.spi.InFlightMetadataCollector;
@@ -11,8 +14,9 @@ import org.hibernate.mapping.Table;
 
 /**
  * Maps {@link IdempotencyRecord} to the table named by {@code quarkus.idempotency.database.table}, so that schema
- * generation, the entity's queries and the store's statements all use one table. A Hibernate ORM service (found
- * through {@code META-INF/services}), so it runs only where Hibernate ORM does.
+ * generation, the entity's queries and the store's statements all use one table, and gives schema generation the
+ * partial index of live claims that an annotation cannot express (the age of the oldest claim reads only that index).
+ * A Hibernate ORM service (found through {@code META-INF/services}), so it runs only where Hibernate ORM does.
  */
 public class TableNameContributor implements AdditionalMappingContributor {
 
@@ -24,19 +28,26 @@ public class TableNameContributor implements AdditionalMappingContributor {
     @Override
     public void contribute(AdditionalMappingContributions contributions, InFlightMetadataCollector metadata,
             ResourceStreamLocator resources, MetadataBuildingContext context) {
-        String table = ConfigProvider.getConfig().getOptionalValue("quarkus.idempotency.database.table", String.class)
-                .orElse(IdempotencyRecord.DEFAULT_TABLE);
         PersistentClass entity = metadata.getEntityBinding(IdempotencyRecord.class.getName());
-        if (entity == null || IdempotencyRecord.DEFAULT_TABLE.equals(table)) {
+        if (entity == null) {
             return;
         }
-        Table mapped = entity.getTable();
+        String table = ConfigProvider.getConfig().getOptionalValue("quarkus.idempotency.database.table", String.class)
+                .orElse(IdempotencyRecord.DEFAULT_TABLE);
         int dot = table.indexOf('.');
-        if (dot > 0) {
-            mapped.setSchema(table.substring(0, dot));
-            mapped.setName(table.substring(dot + 1));
-        } else {
-            mapped.setName(table);
+        String schema = dot > 0 ? table.substring(0, dot) : null;
+        String name = dot > 0 ? table.substring(dot + 1) : table;
+        if (!IdempotencyRecord.DEFAULT_TABLE.equals(table)) {
+            Table mapped = entity.getTable();
+            if (schema != null) {
+                mapped.setSchema(schema);
+            }
+            mapped.setName(name);
         }
+        String index = name + "_claims";
+        metadata.getDatabase().addAuxiliaryDatabaseObject(new SimpleAuxiliaryDatabaseObject(
+                metadata.getDatabase().getDefaultNamespace(),
+                "CREATE INDEX IF NOT EXISTS " + index + " ON " + table + " (recorded_at) WHERE state = 'CLAIMED'",
+                "DROP INDEX IF EXISTS " + (schema == null ? "" : schema + ".") + index, Set.of()));
     }
 }

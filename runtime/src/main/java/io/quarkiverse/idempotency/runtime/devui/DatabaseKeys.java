@@ -18,9 +18,11 @@ final class DatabaseKeys {
 
     static void describe(JsonObject state, int rows) {
         QuarkusTransaction.requiringNew().run(() -> {
-            state.put("counts", new JsonObject()
-                    .put("CLAIMED", IdempotencyRecord.countByState(IdempotencyRecord.State.CLAIMED))
-                    .put("CONFIRMED", IdempotencyRecord.countByState(IdempotencyRecord.State.CONFIRMED)));
+            JsonObject counts = new JsonObject();
+            for (IdempotencyRecord.State s : IdempotencyRecord.State.values()) {
+                counts.put(s.name(), IdempotencyRecord.countByState(s));
+            }
+            state.put("counts", counts);
             state.put("oldestClaims", rows(IdempotencyRecord.oldestClaims(rows)));
             state.put("recent", rows(IdempotencyRecord.mostRecent(rows)));
         });

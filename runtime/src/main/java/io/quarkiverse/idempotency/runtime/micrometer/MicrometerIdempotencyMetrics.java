@@ -1,5 +1,6 @@
 package io.quarkiverse.idempotency.runtime.micrometer;
 
+import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
@@ -17,44 +18,53 @@ import io.quarkiverse.idempotency.runtime.Outcome;
 /**
  * Micrometer meters of the extension:
  * <ul>
- * <li>{@code idempotency.deliveries} (counter; tags {@code channel}, {@code outcome}): the duplicate rate is the one
- * worth graphing; a spike is a redelivery storm, usually consumers killed before they ack;</li>
- * <li>{@code idempotency.claim} (timer): how long a claim takes;</li>
+ * <li>{@code idempotency.deliveries} (counter; tags {@code channel}, {@code outcome}): how each delivery ended. The
+ * duplicate rate is the one worth graphing: a spike is a redelivery storm, usually consumers killed before they ack;
+ * {@code dead-lettered} and {@code unreadable} are messages an operator must look at;</li>
+ * <li>{@code idempotency.claim} (timer; tag {@code channel}): how long a claim takes;</li>
+ * <li>{@code idempotency.takeovers} (counter; tag {@code channel}): claims taken over after their lease ran out (a
+ * consumer died or stalled);</li>
  * <li>{@code idempotency.purged} (counter): expired keys deleted;</li>
- * <li>{@code idempotency.claims.oldest.age} (gauge, seconds): the age of the oldest unconfirmed claim; a growing value
- * is a handler that dies or hangs.</li>
+ * <li>{@code idempotency.claims.oldest.age} (gauge, seconds): the time since the oldest live claim was claimed or
+ * last renewed; a value above the lease is a consumer that died holding it. Read from the store at most every
+ * {@value #OLDEST_CLAIM_REFRESH_SECONDS} seconds, whatever the scrape rate.</li>
  * </ul>
- * Counters are created once per channel and outcome, so a delivery costs a map lookup and an increment.
+ * Meters are created once per channel, so a delivery costs a map lookup and an increment.
  */
 @Singleton
 public class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
 
+    static final int OLDEST_CLAIM_REFRESH_SECONDS = 10;
+
     private final MeterRegistry registry;
-    private final ConcurrentHashMap<String, Counter[]> deliveries = new ConcurrentHashMap<>();
-    private final Timer claims;
+    private final ConcurrentHashMap<String, ChannelMeters> channels = new ConcurrentHashMap<>();
     private final Counter purged;
+    private final OldestClaim oldestClaim;
 
     @Inject
     public MicrometerIdempotencyMetrics(MeterRegistry registry, IdempotencyStore store) {
         this.registry = registry;
-        this.claims = Timer.builder("idempotency.claim").description("Time to claim a key in the idempotency store")
-                .register(registry);
         this.purged = Counter.builder("idempotency.purged").description("Expired idempotency keys deleted")
                 .register(registry);
-        Gauge.builder("idempotency.claims.oldest.age", store,
-                s -> s.oldestClaimAge().map(d -> d.toMillis() / 1000.0).orElse(0.0))
-                .description("Age in seconds of the oldest unconfirmed claim").baseUnit("seconds")
+        this.oldestClaim = new OldestClaim(store, Duration.ofSeconds(OLDEST_CLAIM_REFRESH_SECONDS));
+        Gauge.builder("idempotency.claims.oldest.age", oldestClaim, OldestClaim::seconds)
+                .description("Seconds since the oldest live claim was claimed or last renewed").baseUnit("seconds")
                 .register(registry);
     }
 
     @Override
     public void delivery(String channel, Outcome outcome) {
-        deliveries.computeIfAbsent(channel, this::countersOf)[outcome.ordinal()].increment();
+        meters(channel).deliveries[outcome.ordinal()].increment();
     }
 
     @Override
-    public void claimLatency(long nanos) {
-        claims.record(nanos, TimeUnit.NANOSECONDS);
+    public void claimLatency(String channel, long nanos) {
+        meters(channel).claims.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void takeover(String channel) {
+        meters(channel).takeovers.increment();
     }
 
     @Override
@@ -62,14 +72,56 @@ public class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
         purged.increment(rows);
     }
 
-    private Counter[] countersOf(String channel) {
-        Outcome[] outcomes = Outcome.values();
-        Counter[] counters = new Counter[outcomes.length];
-        for (Outcome outcome : outcomes) {
-            counters[outcome.ordinal()] = Counter.builder("idempotency.deliveries")
-                    .description("Deliveries to @Idempotent consumers, by outcome")
-                    .tag("channel", channel).tag("outcome", outcome.tag()).register(registry);
+    private ChannelMeters meters(String channel) {
+        return channels.computeIfAbsent(channel == null ? "" : channel, c -> new ChannelMeters(registry, c));
+    }
+
+    private static final class ChannelMeters {
+        final Counter[] deliveries;
+        final Timer claims;
+        final Counter takeovers;
+
+        ChannelMeters(MeterRegistry registry, String channel) {
+            Outcome[] outcomes = Outcome.values();
+            deliveries = new Counter[outcomes.length];
+            for (Outcome outcome : outcomes) {
+                deliveries[outcome.ordinal()] = Counter.builder("idempotency.deliveries")
+                        .description("Deliveries to @Idempotent consumers, by how they ended")
+                        .tag("channel", channel).tag("outcome", outcome.tag()).register(registry);
+            }
+            claims = Timer.builder("idempotency.claim").description("Time to claim a key in the idempotency store")
+                    .tag("channel", channel).register(registry);
+            takeovers = Counter.builder("idempotency.takeovers")
+                    .description("Claims taken over after their lease ran out").tag("channel", channel)
+                    .register(registry);
         }
-        return counters;
+    }
+
+    /** The oldest claim's age, read from the store at most once per refresh period. */
+    private static final class OldestClaim {
+        private final IdempotencyStore store;
+        private final long refreshNanos;
+        private long readAt;
+        private double seconds;
+        private boolean read;
+
+        OldestClaim(IdempotencyStore store, Duration refresh) {
+            this.store = store;
+            this.refreshNanos = refresh.toNanos();
+        }
+
+        synchronized double seconds() {
+            long now = System.nanoTime();
+            if (!read || now - readAt >= refreshNanos) {
+                try {
+                    seconds = store.oldestClaimAge().map(d -> d.toMillis() / 1000.0).orElse(0.0);
+                } catch (RuntimeException e) {
+                    seconds = Double.NaN; // the store cannot be read: no value rather than a wrong one
+                }
+                readAt = now;
+                read = true;
+            }
+            return seconds;
+        }
     }
 }

@@ -5,7 +5,9 @@ import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 
-import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
+import org.eclipse.microprofile.config.ConfigProvider;
+
+import io.quarkiverse.idempotency.runtime.Deliveries;
 import io.smallrye.common.annotation.Identifier;
 import io.smallrye.reactive.messaging.rabbitmq.RabbitMQConnector;
 import io.smallrye.reactive.messaging.rabbitmq.RabbitMQConnectorIncomingConfiguration;
@@ -13,10 +15,10 @@ import io.smallrye.reactive.messaging.rabbitmq.fault.RabbitMQFailureHandler;
 
 /**
  * The RabbitMQ {@code failure-strategy} the build sets as default for every channel consumed by an
- * {@code @Idempotent} method: idempotency outcomes are mapped to the broker (key missing: reject without requeue, so
- * the message is dead-lettered; delivery in progress elsewhere, store failure, lost claim: requeue after
- * {@code quarkus.idempotency.retry-delay}), and every other failure goes to the strategy named by the channel's
- * {@code idempotency.failure-strategy} attribute ({@code reject} when unset, as the connector's own default).
+ * {@code @Idempotent} method: idempotency outcomes are mapped to the broker (a retry or a busy key: redelivered after
+ * its delay; a spent attempt budget, a missing key, an unreadable payload: dead-lettered with the reason), and any
+ * other failure goes to the strategy named by the channel's {@code idempotency.failure-strategy} attribute, else by
+ * the connector-wide {@code mp.messaging.connector.smallrye-rabbitmq.failure-strategy}, else {@code reject}.
  */
 @ApplicationScoped
 @Identifier(IdempotencyFailureHandlerFactory.NAME)
@@ -25,37 +27,61 @@ public class IdempotencyFailureHandlerFactory implements RabbitMQFailureHandler.
     /** The strategy's name, as given to {@code failure-strategy}. */
     public static final String NAME = "idempotency";
 
-    /** The channel attribute naming the strategy for handler failures. */
+    /** The channel attribute naming the strategy for failures the extension does not map. */
     public static final String DELEGATE_ATTRIBUTE = "idempotency.failure-strategy";
 
+    /** The connector-wide failure strategy, which the channel-level default set by the build would hide. */
+    public static final String CONNECTOR_STRATEGY = "mp.messaging.connector.smallrye-rabbitmq.failure-strategy";
+
     private final Instance<RabbitMQFailureHandler.Factory> factories;
-    private final IdempotencyConfig config;
+    private final Deliveries deliveries;
 
     @Inject
     public IdempotencyFailureHandlerFactory(@Any Instance<RabbitMQFailureHandler.Factory> factories,
-            IdempotencyConfig config) {
+            Deliveries deliveries) {
         this.factories = factories;
-        this.config = config;
+        this.deliveries = deliveries;
     }
 
     @Override
     public RabbitMQFailureHandler create(RabbitMQConnectorIncomingConfiguration configuration,
             RabbitMQConnector connector) {
         String channel = configuration.getChannel();
-        String delegateName = configuration.config().getOptionalValue(DELEGATE_ATTRIBUTE, String.class)
-                .orElse("reject");
-        if (NAME.equals(delegateName)) {
-            throw new IllegalArgumentException("mp.messaging.incoming." + channel + "." + DELEGATE_ATTRIBUTE
-                    + " names the idempotency strategy itself; name the strategy for handler failures instead"
-                    + " (fail, accept, reject, requeue, or the @Identifier of a RabbitMQFailureHandler.Factory bean)");
-        }
+        String delegateName = delegateName(configuration);
         Instance<RabbitMQFailureHandler.Factory> delegate = factories.select(Identifier.Literal.of(delegateName));
         if (!delegate.isResolvable()) {
-            throw new IllegalArgumentException("mp.messaging.incoming." + channel + "." + DELEGATE_ATTRIBUTE + "="
-                    + delegateName + " names no RabbitMQ failure strategy; use fail, accept, reject, requeue, or the"
-                    + " @Identifier of a RabbitMQFailureHandler.Factory bean");
+            throw new IllegalArgumentException("The failure strategy '" + delegateName + "' of channel " + channel
+                    + " (" + "mp.messaging.incoming." + channel + "." + DELEGATE_ATTRIBUTE + " or " + CONNECTOR_STRATEGY
+                    + ") names no RabbitMQ failure strategy; use fail, accept, reject, requeue, or the @Identifier of a"
+                    + " RabbitMQFailureHandler.Factory bean");
         }
-        return new IdempotencyFailureHandler(channel, delegate.get().create(configuration, connector),
-                config.retryDelay());
+        return new IdempotencyFailureHandler(channel, delegate.get().create(configuration, connector), deliveries,
+                deadLetterTarget(configuration));
+    }
+
+    /** @return the strategy for failures the extension does not map on this channel */
+    static String delegateName(RabbitMQConnectorIncomingConfiguration configuration) {
+        String channel = configuration.getChannel();
+        String name = configuration.config().getOptionalValue(DELEGATE_ATTRIBUTE, String.class)
+                .or(() -> ConfigProvider.getConfig().getOptionalValue(CONNECTOR_STRATEGY, String.class)
+                        .filter(s -> !NAME.equals(s)))
+                .orElse("reject");
+        if (NAME.equals(name)) {
+            throw new IllegalArgumentException("mp.messaging.incoming." + channel + "." + DELEGATE_ATTRIBUTE
+                    + " names the idempotency strategy itself; name the strategy for the failures it does not map"
+                    + " (fail, accept, reject, requeue, or the @Identifier of a RabbitMQFailureHandler.Factory bean)");
+        }
+        return name;
+    }
+
+    // The exchange and routing key the connector declared the queue with (auto-bind-dlq); without them, dead letters
+    // are rejected and the broker's own dead-lettering (a policy, queue arguments) routes them.
+    private static DeadLetterTarget deadLetterTarget(RabbitMQConnectorIncomingConfiguration configuration) {
+        if (!Boolean.TRUE.equals(configuration.getAutoBindDlq())) {
+            return null;
+        }
+        String queue = configuration.getQueueName().orElse(configuration.getChannel());
+        return new DeadLetterTarget(configuration.getDeadLetterExchange(),
+                configuration.getDeadLetterRoutingKey().orElse(queue));
     }
 }

@@ -4,7 +4,7 @@ import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
-import io.quarkiverse.idempotency.runtime.MessageIdReader;
+import io.quarkiverse.idempotency.MessageIdReader;
 import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMetadata;
 
 /**

@@ -8,16 +8,17 @@ import org.eclipse.microprofile.reactive.messaging.Incoming;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.idempotency.IdempotencyMode;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.deployment.exception.UnsupportedSignatureException;
 import io.quarkiverse.idempotency.test.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
-class ClaimInTransactionWithoutTransactionTest {
+class InTransactionModeWithoutTransactionTest {
 
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.failing(UnsupportedSignatureException.class,
-            "@Idempotent(claimInTransaction = true) needs a @Transactional method", Consumer.class);
+            "@Idempotent(mode = IN_TRANSACTION) needs a @Transactional method", Consumer.class);
 
     @Test
     void buildFails() {
@@ -28,7 +29,7 @@ class ClaimInTransactionWithoutTransactionTest {
     public static class Consumer {
 
         @Incoming("in")
-        @Idempotent(claimInTransaction = true)
+        @Idempotent(mode = IdempotencyMode.IN_TRANSACTION)
         public void handle(String payload) {
         }
     }

@@ -1,0 +1,94 @@
+package io.quarkiverse.idempotency.runtime;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.IdempotencyStore.HeldClaim;
+import io.vertx.core.Vertx;
+
+/**
+ * Renews the leases of running handlers' claims, so that a slow but live handler is not taken over while a dead one's
+ * claim runs out within its lease: a Vert.x timer every third of the shortest lease, renewing (in one store call, on a
+ * worker thread) the claims not renewed for a third of their own lease. Per message it costs one set insertion and
+ * one removal.
+ */
+final class LeaseRenewer implements AutoCloseable {
+
+    private static final Logger LOG = Logger.getLogger(LeaseRenewer.class);
+
+    private final Set<Delivery> running = ConcurrentHashMap.newKeySet();
+    private final IdempotencyStore store;
+    private final Vertx vertx;
+    private final long timer;
+    private final AtomicBoolean renewing = new AtomicBoolean();
+
+    LeaseRenewer(IdempotencyStore store, Vertx vertx, Duration shortestLease) {
+        this.store = store;
+        this.vertx = vertx;
+        long periodMillis = Math.max(100, shortestLease.toMillis() / 3);
+        this.timer = vertx.setPeriodic(periodMillis, id -> {
+            // one renewal at a time: a slow store must not pile up renewals on the worker pool
+            if (!running.isEmpty() && renewing.compareAndSet(false, true)) {
+                vertx.executeBlocking(() -> {
+                    try {
+                        renewDue();
+                    } finally {
+                        renewing.set(false);
+                    }
+                    return null;
+                }, false);
+            }
+        });
+    }
+
+    void track(Delivery delivery) {
+        running.add(delivery);
+    }
+
+    void untrack(Delivery delivery) {
+        running.remove(delivery);
+    }
+
+    private void renewDue() {
+        long now = System.nanoTime();
+        List<Delivery> due = new ArrayList<>();
+        for (Delivery d : running) {
+            if (now - d.claimedAt() >= d.retention().toNanos()) {
+                // a delivery that never settled (a lost stage): let its claim run out rather than renew it for ever
+                running.remove(d);
+                LOG.warnf("Stopped renewing the claim on key '%s': %s has held it longer than its retention",
+                        d.key(), d.plan().description());
+            } else if (now - d.renewedAt() >= d.lease().toNanos() / 3) {
+                due.add(d);
+            }
+        }
+        if (due.isEmpty()) {
+            return;
+        }
+        List<HeldClaim> claims = new ArrayList<>(due.size());
+        for (Delivery d : due) {
+            claims.add(new HeldClaim(d.key(), d.token(), d.lease()));
+        }
+        try {
+            store.renew(claims);
+            for (Delivery d : due) {
+                d.renewedAt(now);
+            }
+        } catch (RuntimeException e) {
+            LOG.warnf("Could not renew the leases of %d running handlers (%s); they will be taken over if the store"
+                    + " stays unreachable for longer than their lease", claims.size(), e.toString());
+        }
+    }
+
+    @Override
+    public void close() {
+        vertx.cancelTimer(timer);
+    }
+}

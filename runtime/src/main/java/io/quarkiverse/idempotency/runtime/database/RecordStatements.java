@@ -1,0 +1,215 @@
+package io.quarkiverse.idempotency.runtime.database;
+
+/**
+ * Every SQL statement of the database store, for one table. The store binds them; this class is their only home.
+ * <p>
+ * A record's states are {@code CLAIMED} (held on a lease until {@code lease_until}), {@code CONFIRMED},
+ * {@code FAILED} (the last attempt failed: free to claim, {@code attempts} counts the failures) and
+ * {@code DEAD_LETTERED} (the budget was spent: free to claim with a fresh budget). Durations are bound in
+ * milliseconds; timestamps are the database's, so instances with skewed clocks agree.
+ * <p>
+ * A delivery that writes its key inside its handler's transaction holds a transaction-scoped advisory lock on the key
+ * (taken in the same statement as the insert) until that transaction ends. Every statement that could otherwise wait
+ * on such an uncommitted row tries that lock first and answers "busy" when it is taken, so no delivery ever waits
+ * for another one's transaction. The lock is {@code pg_try_advisory_xact_lock(hashtextextended(scoped_key, 0))}:
+ * transaction-scoped, so it works behind PgBouncer's transaction pooling, and released by a commit, a rollback or a
+ * dropped connection alike.
+ * <p>
+ * Records written before leases existed have no {@code lease_until}: they are honoured for five minutes after their
+ * last renewal, the claim timeout of those versions, so that a rolling upgrade never takes over a live claim.
+ */
+final class RecordStatements {
+
+    /** A lease-mode claim's end: its lease, or for a record of an older version its renewal plus the old timeout. */
+    private static final String LEASE_END = "coalesce(lease_until, recorded_at + interval '5 minutes')";
+    private static final String MS = " * interval '1 millisecond'";
+    private static final String LOCK = "pg_try_advisory_xact_lock(hashtextextended(?, 0))";
+
+    final String claim;
+    final String claimInTransaction;
+    final String lookInTransaction;
+    final String takeOverInTransaction;
+    final String confirm;
+    final String recordFailureOfClaim;
+    final String recordFailureAfterRollback;
+    final String release;
+    final String renew;
+    final String purge;
+    final String oldestClaim;
+    final String check;
+    final String state;
+
+    RecordStatements(String table, boolean asynchronousClaimCommit) {
+        this.claim = claim(table, asynchronousClaimCommit);
+        this.claimInTransaction = claimInTransaction(table);
+        this.lookInTransaction = lookInTransaction(table);
+        this.takeOverInTransaction = takeOverInTransaction(table);
+        this.confirm = confirm(table);
+        this.recordFailureOfClaim = recordFailureOfClaim(table);
+        this.recordFailureAfterRollback = recordFailureAfterRollback(table);
+        this.release = release(table);
+        this.renew = renew(table);
+        // SKIP LOCKED: instances purging at once take different rows instead of waiting for each other.
+        this.purge = "DELETE FROM " + table + " WHERE scoped_key IN (SELECT scoped_key FROM " + table
+                + " WHERE expires_at < now() ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+        this.oldestClaim = "SELECT extract(epoch FROM now() - min(recorded_at))::float8 FROM " + table
+                + " WHERE state = 'CLAIMED'";
+        this.check = "SELECT 1 FROM " + table + " WHERE 1 = 0";
+        this.state = "SELECT state, CASE WHEN state = 'CLAIMED' THEN (extract(epoch FROM " + LEASE_END
+                + " - now()) * 1000)::bigint END FROM " + table + " WHERE scoped_key = ?";
+    }
+
+    /**
+     * The lease-mode claim, committed on its own: one statement. {@code existing} reads the key's record; when there is
+     * none, or it is free (failed, dead-lettered, or a claim whose lease ran out), the INSERT inserts the claim or (ON
+     * CONFLICT) takes the record over, re-checking under the row lock. A duplicate only reads: no row lock, no WAL.
+     * When a concurrent transaction inserted the key after this statement's snapshot, or holds the key's advisory lock
+     * (an in-transaction delivery), nothing is returned and the caller reads {@link #state} in a new statement.
+     * <p>
+     * With {@code asynchronousCommit}, the row the INSERT writes comes from a one-row CTE that sets
+     * {@code synchronous_commit} off for this statement's transaction only: whenever it writes, its commit does not
+     * wait for the WAL flush. Still one round trip; nothing leaks to the pooled connection.
+     * <p>
+     * Parameters: 1 and 2 the scoped key, 3 the scope, 4 the token, 5 the lease, 6 the retention, 7 the scoped key (the
+     * lock). Returns at most one row: the outcome ({@code NEW}, {@code TAKEN_OVER}, {@code DONE} or {@code BUSY}), the
+     * failed attempts so far, and for {@code BUSY} the milliseconds left on the holder's lease.
+     */
+    static String claim(String table, boolean asynchronousCommit) {
+        return "WITH " + (asynchronousCommit
+                ? "commit_mode AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)), "
+                : "")
+                + "existing AS (SELECT state, " + LEASE_END + " AS lease_end FROM " + table + " WHERE scoped_key = ?),"
+                + " claimed AS (INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at,"
+                + " lease_until, expires_at, attempts) SELECT ?, ?, 'CLAIMED', ?, now(), now() + ?" + MS
+                + ", now() + ?" + MS + ", 0"
+                + (asynchronousCommit ? " FROM commit_mode" : "")
+                + " WHERE NOT EXISTS (SELECT 1 FROM existing WHERE state = 'CONFIRMED'"
+                + " OR (state = 'CLAIMED' AND lease_end >= now())) AND " + LOCK
+                + " ON CONFLICT (scoped_key) DO UPDATE SET state = 'CLAIMED', claimed_by = excluded.claimed_by,"
+                + " recorded_at = excluded.recorded_at, lease_until = excluded.lease_until,"
+                + " expires_at = excluded.expires_at,"
+                + " attempts = CASE WHEN r.state = 'DEAD_LETTERED' THEN 0 ELSE r.attempts END"
+                + " WHERE r.state IN ('FAILED', 'DEAD_LETTERED')"
+                + " OR (r.state = 'CLAIMED' AND coalesce(r.lease_until, r.recorded_at + interval '5 minutes') < now())"
+                + " RETURNING xmax = 0 AS inserted, attempts)"
+                + " SELECT CASE WHEN c.inserted THEN 'NEW' WHEN e.state = 'CLAIMED' THEN 'TAKEN_OVER' ELSE 'NEW' END,"
+                + " c.attempts, NULL::bigint FROM claimed c LEFT JOIN existing e ON true"
+                + " UNION ALL SELECT CASE WHEN state = 'CONFIRMED' THEN 'DONE' ELSE 'BUSY' END, 0,"
+                + " CASE WHEN state = 'CLAIMED' THEN (extract(epoch FROM lease_end - now()) * 1000)::bigint END"
+                + " FROM existing WHERE NOT EXISTS (SELECT 1 FROM claimed)";
+    }
+
+    /**
+     * The in-transaction claim, the common case of the default mode: a plain insert of the key as confirmed, inside the
+     * handler's transaction, guarded by the key's advisory lock so that a concurrent delivery of the key never waits
+     * on this uncommitted row. One row inserted: a new key. None: the key exists or is held; the caller then runs
+     * {@link #lookInTransaction}.
+     * <p>
+     * Parameters: 1 the scoped key, 2 the scope, 3 the token, 4 the retention, 5 the scoped key (the lock).
+     */
+    static String claimInTransaction(String table) {
+        return "INSERT INTO " + table + " (scoped_key, scope, state, claimed_by, recorded_at, expires_at, attempts)"
+                + " SELECT ?, ?, 'CONFIRMED', ?, now(), now() + ?" + MS + ", 0 WHERE " + LOCK
+                + " ON CONFLICT (scoped_key) DO NOTHING";
+    }
+
+    /**
+     * The second look of an in-transaction claim that inserted nothing: whether this transaction holds the key's
+     * advisory lock now (taken here if the holder has ended since), and the key's record.
+     * <p>
+     * Parameters: 1 the scoped key (the lock), 2 the scoped key. Returns one row: locked, state (null when there is no
+     * record), failed attempts, whether a claim's lease ran out.
+     */
+    static String lookInTransaction(String table) {
+        return "SELECT " + LOCK + ", r.state, r.attempts,"
+                + " coalesce(r.lease_until, r.recorded_at + interval '5 minutes') < now()"
+                + " FROM (SELECT 1) one LEFT JOIN " + table + " r ON r.scoped_key = ?";
+    }
+
+    /**
+     * Takes a free record over inside the handler's transaction (the caller holds the key's advisory lock): a failed
+     * or dead-lettered key, or a lease-mode claim whose lease ran out, becomes this delivery's confirmed key, visible
+     * if the transaction commits.
+     * <p>
+     * Parameters: 1 the token, 2 the retention, 3 the scoped key. Returns the failed attempts so far (0 after a
+     * dead-lettered key), or no row when the record is not free.
+     */
+    static String takeOverInTransaction(String table) {
+        return "UPDATE " + table + " SET state = 'CONFIRMED', claimed_by = ?, recorded_at = now(), lease_until = NULL,"
+                + " expires_at = now() + ?" + MS + ","
+                + " attempts = CASE WHEN state = 'DEAD_LETTERED' THEN 0 ELSE attempts END"
+                + " WHERE scoped_key = ? AND (state IN ('FAILED', 'DEAD_LETTERED') OR (state = 'CLAIMED' AND "
+                + LEASE_END + " < now())) RETURNING attempts";
+    }
+
+    /**
+     * Confirms a lease-mode claim, fenced by its token.
+     * <p>
+     * Parameters: 1 the retention, 2 the scoped key, 3 the token. One row updated, or none when the claim is no longer
+     * this token's.
+     */
+    static String confirm(String table) {
+        return "UPDATE " + table + " SET state = 'CONFIRMED', recorded_at = now(), lease_until = NULL,"
+                + " expires_at = now() + ?" + MS + " WHERE scoped_key = ? AND state = 'CLAIMED' AND claimed_by = ?";
+    }
+
+    /**
+     * Counts a failed attempt on the lease-mode claim this token holds, releasing it; marks the record dead-lettered
+     * when the count reaches the budget.
+     * <p>
+     * Parameters: 1 the budget, 2 the failure, 3 the retention, 4 the scoped key, 5 the token. Returns the failed
+     * attempts counted, or no row.
+     */
+    static String recordFailureOfClaim(String table) {
+        return "UPDATE " + table + " SET state = CASE WHEN attempts + 1 >= ? THEN 'DEAD_LETTERED' ELSE 'FAILED' END,"
+                + " attempts = attempts + 1, last_failure = ?, lease_until = NULL, recorded_at = now(),"
+                + " expires_at = greatest(expires_at, now() + ?" + MS + ")"
+                + " WHERE scoped_key = ? AND state = 'CLAIMED' AND claimed_by = ? RETURNING attempts";
+    }
+
+    /**
+     * Counts a failed attempt whose claim was written in a transaction that rolled back, so left no record: a record of
+     * its own, or one more on the key's failed record; guarded by the key's advisory lock, so that it never waits on
+     * (nor counts against) a delivery holding the key right now.
+     * <p>
+     * Parameters: 1 the scoped key, 2 the scope, 3 the budget, 4 the token, 5 the retention, 6 the failure, 7 the
+     * scoped key (the lock), 8 and 9 the budget. Returns the failed attempts counted, or no row.
+     */
+    static String recordFailureAfterRollback(String table) {
+        String counted = "(CASE WHEN r.state = 'DEAD_LETTERED' THEN 0 ELSE r.attempts END + 1)";
+        return "INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at, expires_at,"
+                + " attempts, last_failure) SELECT ?, ?, CASE WHEN 1 >= ? THEN 'DEAD_LETTERED' ELSE 'FAILED' END, ?,"
+                + " now(), now() + ?" + MS + ", 1, ? WHERE " + LOCK
+                + " ON CONFLICT (scoped_key) DO UPDATE SET attempts = " + counted + ","
+                + " state = CASE WHEN " + counted + " >= ? THEN 'DEAD_LETTERED' ELSE 'FAILED' END,"
+                + " claimed_by = excluded.claimed_by, last_failure = excluded.last_failure, lease_until = NULL,"
+                + " recorded_at = now(), expires_at = greatest(r.expires_at, excluded.expires_at)"
+                + " WHERE r.state IN ('FAILED', 'DEAD_LETTERED') RETURNING attempts";
+    }
+
+    /**
+     * Gives up a lease-mode claim without counting an attempt: a claim of a key that never failed is deleted; a retry's
+     * claim goes back to failed, keeping its count.
+     * <p>
+     * Parameters: 1 the scoped key, 2 the token, 3 the scoped key, 4 the token. Returns the number of records released.
+     */
+    static String release(String table) {
+        return "WITH deleted AS (DELETE FROM " + table + " WHERE scoped_key = ? AND state = 'CLAIMED'"
+                + " AND claimed_by = ? AND attempts = 0 RETURNING 1),"
+                + " failed AS (UPDATE " + table + " SET state = 'FAILED', lease_until = NULL, recorded_at = now()"
+                + " WHERE scoped_key = ? AND state = 'CLAIMED' AND claimed_by = ? AND attempts > 0 RETURNING 1)"
+                + " SELECT (SELECT count(*) FROM deleted) + (SELECT count(*) FROM failed)";
+    }
+
+    /**
+     * Extends the leases of running handlers' claims, each fenced by its token. {@code recorded_at} moves too, which is
+     * what versions before leases read.
+     * <p>
+     * Parameters: 1 the scoped keys, 2 their tokens, 3 their leases (arrays of equal length).
+     */
+    static String renew(String table) {
+        return "UPDATE " + table + " AS r SET lease_until = now() + u.lease_ms" + MS + ", recorded_at = now()"
+                + " FROM unnest(?::varchar[], ?::varchar[], ?::bigint[]) AS u(scoped_key, token, lease_ms)"
+                + " WHERE r.scoped_key = u.scoped_key AND r.state = 'CLAIMED' AND r.claimed_by = u.token";
+    }
+}
