@@ -24,6 +24,7 @@ import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
+import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.Outcome;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkus.runtime.QuarkusApplication;
@@ -75,24 +76,23 @@ public class Benchmark implements QuarkusApplication {
 
     @Override
     public int run(String... args) throws Exception {
+        if (RecoveryRun.consumerRole() != null) {
+            return RecoveryRun.consume(channels); // a child process of the recovery measurement
+        }
         ConnectionFactory factory = new ConnectionFactory();
         factory.setHost(System.getenv().getOrDefault("RABBITMQ_HOST", "127.0.0.1"));
         rabbit = factory.newConnection("idempotency-benchmark");
         // The connector declares the queues once connected; leftovers of an earlier run are purged.
-        for (String q : new String[] { "bench-plain", "bench-idempotent", "bench-in-transaction", "bench-hand-written",
-                "bench-hand-written-in-transaction" }) {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (true) {
-                try (Channel c = rabbit.createChannel()) {
-                    c.queuePurge(q);
-                    break;
-                } catch (java.io.IOException notDeclaredYet) {
-                    if (System.nanoTime() > deadline) {
-                        throw notDeclaredYet;
-                    }
-                    TimeUnit.MILLISECONDS.sleep(100);
-                }
-            }
+        List<Kind> kinds = List.of(
+                new Kind("plain", () -> consumers.plain.get()),
+                new Kind("idempotent", () -> consumers.idempotent.get()),
+                new Kind("lease", () -> consumers.lease.get()),
+                new Kind("hand-written", () -> consumers.handWritten.get()),
+                new Kind("hand-written-lease", () -> consumers.handWrittenLease.get()),
+                new Kind("plain-nontx", () -> consumers.plainNoTransaction.get()),
+                new Kind("idempotent-nontx", () -> consumers.idempotentNoTransaction.get()));
+        for (Kind kind : kinds) {
+            purgeQueue("bench-" + kind.channel());
         }
         publisher = rabbit.createChannel();
         publisher.confirmSelect();
@@ -101,12 +101,6 @@ public class Benchmark implements QuarkusApplication {
 
         // Warm-up: every path, twice over, until the JIT is done with them (measured: before that, a run's CPU per
         // message falls from round to round and the order of the runs decides the ratios).
-        List<Kind> kinds = List.of(
-                new Kind("plain", () -> consumers.plain.get()),
-                new Kind("idempotent", () -> consumers.idempotent.get()),
-                new Kind("in-transaction", () -> consumers.inTransaction.get()),
-                new Kind("hand-written", () -> consumers.handWritten.get()),
-                new Kind("hand-written-in-transaction", () -> consumers.handWrittenInTransaction.get()));
         for (int pass = 0; pass < 2; pass++) {
             for (Kind kind : kinds) {
                 consume(kind.channel(), "bench-" + kind.channel(), WARMUP, ids(WARMUP), kind.done());
@@ -136,20 +130,19 @@ public class Benchmark implements QuarkusApplication {
             System.out.printf("     %-28s %5.0f msg/s; %s%n", kinds.get(k).channel(), bestRuns[k].rate(),
                     CpuMeter.describe(bestRuns[k].cpu()));
         }
-        double[] best = new double[kinds.size()];
-        for (int k = 0; k < kinds.size(); k++) {
-            best[k] = bestRuns[k].rate();
-        }
-        double plain = best[0];
-        double idempotent = best[1];
-        double inTransaction = best[2];
+        double plain = bestRuns[0].rate();
+        double idempotent = bestRuns[1].rate();
+        double lease = bestRuns[2].rate();
         double overhead = idempotent / plain;
-        double overheadBest = inTransaction / plain;
-        System.out.printf("1. overhead: plain %.0f msg/s, @Idempotent %.0f msg/s (ratio %.2f),"
-                + " @Idempotent(claimInTransaction) %.0f msg/s (ratio %.2f)%n", plain, idempotent, overhead,
-                inTransaction, overheadBest);
-        System.out.printf("   the floor, the same statements by hand: %.0f msg/s (ratio %.2f), in the transaction %.0f"
-                + " msg/s (ratio %.2f)%n", best[3], best[3] / plain, best[4], best[4] / plain);
+        double overheadBest = Math.max(idempotent, lease) / plain;
+        double overheadNoTransaction = bestRuns[6].rate() / bestRuns[5].rate();
+        System.out.printf("1. overhead: plain %.0f msg/s, @Idempotent %.0f msg/s (ratio %.2f), its lease mode %.0f"
+                + " msg/s (ratio %.2f)%n", plain, idempotent, overhead, lease, lease / plain);
+        System.out.printf("   the floor, the same statements by hand: %.0f msg/s (ratio %.2f), lease mode %.0f msg/s"
+                + " (ratio %.2f)%n", bestRuns[3].rate(), bestRuns[3].rate() / plain, bestRuns[4].rate(),
+                bestRuns[4].rate() / plain);
+        System.out.printf("   without a transaction: plain %.0f msg/s, @Idempotent %.0f msg/s (ratio %.2f)%n",
+                bestRuns[5].rate(), bestRuns[6].rate(), overheadNoTransaction);
 
         // 2. Duplicates: the last idempotent run's messages again, all already confirmed.
         double duplicates = consume("idempotent", "bench-idempotent", MESSAGES, lastIdempotentIds,
@@ -159,7 +152,7 @@ public class Benchmark implements QuarkusApplication {
 
         // 3. Store cost: claim + confirm through the extension's store vs the same statements in plain JDBC.
         double[] store = storeCost();
-        System.out.printf("3. store: claim+confirm %.0f us through the extension, %.0f us hand-written JDBC"
+        System.out.printf("3. store: lease-mode claim+confirm %.0f us through the extension, %.0f us hand-written JDBC"
                 + " (ratio %.2f); %.0f us with asynchronous-claim-commit%n", store[0] / 1000, store[1] / 1000,
                 store[0] / store[1], store[2] / 1000);
 
@@ -173,13 +166,36 @@ public class Benchmark implements QuarkusApplication {
                 + " %.0f msg/s while purging vs %.0f without (ratio %.2f)%n", purged[0], PURGE_ROWS, purged[3],
                 purged[1], purged[2], purged[1] / purged[2]);
 
+        // 6. Recovery: a consumer process with the defaults, killed with SIGKILL while its messages are in flight.
+        RecoveryRun.Result recovery = new RecoveryRun(rabbit, dataSource).run(RecoveryRun.TRANSACTIONAL);
+        RecoveryRun.Result recoveryLease = new RecoveryRun(rabbit, dataSource).run(RecoveryRun.WITHOUT_TRANSACTION);
+        System.out.printf("6. recovery: killed with %d of %d messages unhandled, %d handlers running; restarted, all"
+                + " handled %.1f s after the restart (@Transactional handler); without a transaction (lease mode),"
+                + " %d handlers running: %.1f s%n", recovery.inFlight(), RecoveryRun.MESSAGES, recovery.heldAtKill(),
+                recovery.seconds(), recoveryLease.heldAtKill(), recoveryLease.seconds());
+
         System.out.printf(java.util.Locale.ROOT,
-                "BENCH overhead=%.2f overhead_best=%.2f duplicates=%.2f store=%.2f memory_ns=%.0f purge_rows_s=%.0f"
-                        + " purge_impact=%.2f%n",
-                overhead, overheadBest, duplicates / idempotent, store[0] / store[1], memoryNs, purged[0],
-                purged[1] / purged[2]);
+                "BENCH overhead=%.2f overhead_best=%.2f overhead_nontx=%.2f duplicates=%.2f store=%.2f memory_ns=%.0f"
+                        + " purge_rows_s=%.0f purge_impact=%.2f recovery_s=%.1f%n",
+                overhead, overheadBest, overheadNoTransaction, duplicates / idempotent, store[0] / store[1], memoryNs,
+                purged[0], purged[1] / purged[2], recovery.seconds());
         rabbit.close();
         return 0;
+    }
+
+    private void purgeQueue(String queue) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try (Channel c = rabbit.createChannel()) {
+                c.queuePurge(queue);
+                return;
+            } catch (java.io.IOException notDeclaredYet) {
+                if (System.nanoTime() > deadline) {
+                    throw notDeclaredYet;
+                }
+                TimeUnit.MILLISECONDS.sleep(100);
+            }
+        }
     }
 
     /** A consumer: its channel (its queue is bench-channel) and the count of messages it handled. */
@@ -223,7 +239,7 @@ public class Benchmark implements QuarkusApplication {
     private double[] storeCost() throws Exception {
         // the same store with quarkus.idempotency.database.asynchronous-claim-commit
         DatabaseIdempotencyStore asynchronous = new DatabaseIdempotencyStore(dataSource, transactions,
-                "idempotency_record", store.worker(), true);
+                "idempotency_record", true);
         double[] best = { Double.MAX_VALUE, Double.MAX_VALUE, Double.MAX_VALUE };
         for (int round = 0; round < 3; round++) {
             for (int k = 0; k < 3; k++) {
@@ -256,12 +272,13 @@ public class Benchmark implements QuarkusApplication {
     /** @return nanoseconds per claim+confirm, one after the other on one thread */
     private static double claimAndConfirm(DatabaseIdempotencyStore store, String prefix) {
         Duration retention = Duration.ofHours(24);
-        Duration timeout = Duration.ofMinutes(5);
+        Duration lease = Duration.ofSeconds(30);
         long start = System.nanoTime();
         for (int i = 0; i < STORE_OPS; i++) {
-            String key = prefix + "-" + i + "-" + UUID.randomUUID();
-            if (store.claim("bench-store", key, retention, timeout) != ClaimResult.NEW
-                    || !store.confirm("bench-store", key, retention)) {
+            ScopedKey key = new ScopedKey("bench-store", prefix + "-" + i + "-" + UUID.randomUUID());
+            String token = "bench#" + i;
+            if (store.claim(key, token, lease, retention).result() != ClaimResult.NEW
+                    || !store.confirm(key, token, retention)) {
                 throw new IllegalStateException("unexpected claim outcome");
             }
         }
@@ -269,21 +286,21 @@ public class Benchmark implements QuarkusApplication {
     }
 
     private static double memoryStoreNanos() {
-        InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore("bench");
+        InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore();
         Duration retention = Duration.ofHours(1);
-        Duration timeout = Duration.ofMinutes(5);
+        Duration lease = Duration.ofSeconds(30);
         int ops = 1_000_000;
-        String[] keys = new String[ops];
+        ScopedKey[] keys = new ScopedKey[ops];
         for (int i = 0; i < ops; i++) {
-            keys[i] = "k" + i;
+            keys[i] = new ScopedKey("bench", "k" + i);
         }
         double[] rounds = new double[7];
         for (int round = 0; round < rounds.length; round++) {
             memory.clear();
             long start = System.nanoTime();
             for (int i = 0; i < ops; i++) {
-                memory.claim("bench", keys[i], retention, timeout);
-                memory.confirm("bench", keys[i], retention);
+                memory.claim(keys[i], "bench#1", lease, retention);
+                memory.confirm(keys[i], "bench#1", retention);
             }
             rounds[round] = (System.nanoTime() - start) / (double) ops;
         }

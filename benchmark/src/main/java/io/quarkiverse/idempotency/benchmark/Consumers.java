@@ -1,5 +1,8 @@
 package io.quarkiverse.idempotency.benchmark;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -7,29 +10,42 @@ import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import jakarta.transaction.Transactional;
 
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.IdempotencyMode;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.smallrye.reactive.messaging.annotations.Blocking;
 import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMetadata;
 
 /**
- * Consumers doing the same work: a transaction inserting one row. Only the idempotency differs: none, the extension's
- * two modes, and the same two modes' statements written by hand (the floor: what the contract itself costs).
+ * Consumers doing the same work: inserting one row. Only the idempotency differs: none, the extension with its
+ * defaults, its lease mode, and the statements of both modes written by hand (the floor: what the contract itself
+ * costs); and, without a transaction around the work, none and the extension's default.
  */
 @Singleton
 public class Consumers {
 
     final AtomicLong plain = new AtomicLong();
     final AtomicLong idempotent = new AtomicLong();
-    final AtomicLong inTransaction = new AtomicLong();
+    final AtomicLong lease = new AtomicLong();
     final AtomicLong handWritten = new AtomicLong();
-    final AtomicLong handWrittenInTransaction = new AtomicLong();
+    final AtomicLong handWrittenLease = new AtomicLong();
+    final AtomicLong plainNoTransaction = new AtomicLong();
+    final AtomicLong idempotentNoTransaction = new AtomicLong();
+    final AtomicLong recovered = new AtomicLong();
 
     @Inject
     HandWritten hand;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @ConfigProperty(name = "bench.recovery.latency", defaultValue = "300")
+    long recoveryLatencyMillis;
 
     @Incoming("plain")
     @Blocking(ordered = false)
@@ -39,6 +55,7 @@ public class Consumers {
         plain.incrementAndGet();
     }
 
+    /** The extension with its defaults: a @Transactional handler, so the key is written in its transaction. */
     @Incoming("idempotent")
     @Idempotent
     @Blocking(ordered = false)
@@ -48,42 +65,81 @@ public class Consumers {
         idempotent.incrementAndGet();
     }
 
-    @Incoming("in-transaction")
-    @Idempotent(claimInTransaction = true)
+    /** The lease mode on the same handler: the claim commits on its own first, the confirm in the transaction. */
+    @Incoming("lease")
+    @Idempotent(mode = IdempotencyMode.LEASE)
     @Blocking(ordered = false)
     @Transactional
-    void inTransaction(String payload) {
-        insert("in-transaction", payload);
-        inTransaction.incrementAndGet();
+    void lease(String payload) {
+        insert("lease", payload);
+        lease.incrementAndGet();
     }
 
-    /** The default mode by hand: the claim commits on its own, then the work and the confirm in one transaction. */
+    /** The default mode by hand: the guarded insert of the key, in the work's transaction. */
     @Incoming("hand-written")
     @Blocking(ordered = false)
     CompletionStage<Void> handWritten(Message<String> message) {
         String id = "hand:" + messageId(message);
+        QuarkusTransaction.requiringNew().run(() -> {
+            if (hand.claimInTransaction(id)) {
+                insert("hand-written", message.getPayload());
+                handWritten.incrementAndGet();
+            }
+        });
+        return message.ack();
+    }
+
+    /** The lease mode by hand: the claim commits on its own, then the work and the confirm in one transaction. */
+    @Incoming("hand-written-lease")
+    @Blocking(ordered = false)
+    CompletionStage<Void> handWrittenLease(Message<String> message) {
+        String id = "hand-lease:" + messageId(message);
         if (hand.claim(id)) {
             QuarkusTransaction.requiringNew().run(() -> {
-                insert("hand-written", message.getPayload());
+                insert("hand-written-lease", message.getPayload());
                 hand.confirm(id);
             });
-            handWritten.incrementAndGet();
+            handWrittenLease.incrementAndGet();
         }
         return message.ack();
     }
 
-    /** The in-transaction mode by hand: the key inserted as confirmed, in the work's transaction. */
-    @Incoming("hand-written-in-transaction")
+    /** No transaction around the work: its insert commits by itself. */
+    @Incoming("plain-nontx")
     @Blocking(ordered = false)
-    CompletionStage<Void> handWrittenInTransaction(Message<String> message) {
-        String id = "hand:" + messageId(message);
-        QuarkusTransaction.requiringNew().run(() -> {
-            if (hand.insertConfirmed(id)) {
-                insert("hand-written-in-transaction", message.getPayload());
-                handWrittenInTransaction.incrementAndGet();
-            }
-        });
-        return message.ack();
+    void plainNoTransaction(String payload) {
+        insertOnItsOwn("plain-nontx", payload);
+        plainNoTransaction.incrementAndGet();
+    }
+
+    /** The extension's default on a handler without a transaction: the lease mode, claim and confirm around it. */
+    @Incoming("idempotent-nontx")
+    @Idempotent
+    @Blocking(ordered = false)
+    void idempotentNoTransaction(String payload) {
+        insertOnItsOwn("idempotent-nontx", payload);
+        idempotentNoTransaction.incrementAndGet();
+    }
+
+    /** The consumer the recovery measurement kills and restarts: defaults, and a handler that takes a while. */
+    @Incoming("recovery")
+    @Idempotent
+    @Blocking(ordered = false)
+    @Transactional
+    void recovery(String payload) throws InterruptedException {
+        Thread.sleep(recoveryLatencyMillis); // the work in flight when the process is killed
+        insert("recovery", payload);
+        recovered.incrementAndGet();
+    }
+
+    /** The same, without a transaction: the lease mode, whose claims a killed process leaves behind. */
+    @Incoming("recovery-nontx")
+    @Idempotent
+    @Blocking(ordered = false)
+    void recoveryNoTransaction(String payload) throws InterruptedException {
+        Thread.sleep(recoveryLatencyMillis);
+        insertOnItsOwn("recovery-nontx", payload);
+        recovered.incrementAndGet();
     }
 
     private static String messageId(Message<String> message) {
@@ -96,5 +152,16 @@ public class Consumers {
         row.consumer = consumer;
         row.payload = payload;
         row.persist();
+    }
+
+    private void insertOnItsOwn(String consumer, String payload) {
+        try (Connection c = dataSource.getConnection();
+                PreparedStatement ps = c.prepareStatement("INSERT INTO bench_row (consumer, payload) VALUES (?, ?)")) {
+            ps.setString(1, consumer);
+            ps.setString(2, payload);
+            ps.executeUpdate();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 }

@@ -15,7 +15,7 @@ import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 
 /**
  * The statements an idempotent consumer must run under the contract, written by hand with nothing else around them: no
- * interceptor, no lease, no metrics, no cache. A consumer built on these is the floor the extension is measured
+ * interceptor, no lease renewal, no metrics, no cache. A consumer built on these is the floor the extension is measured
  * against: what the contract costs, as opposed to what the extension adds.
  */
 @Singleton
@@ -23,12 +23,10 @@ public class HandWritten {
 
     private static final String TABLE = "idempotency_record";
     private static final String CONFIRM = DatabaseIdempotencyStore.confirmStatement(TABLE);
-    private static final String INSERT_CONFIRMED = "INSERT INTO " + TABLE + " (scoped_key, scope, state, claimed_by,"
-            + " recorded_at, expires_at) VALUES (?, ?, 'CONFIRMED', ?, now(), now() + ? * interval '1 millisecond')"
-            + " ON CONFLICT (scoped_key) DO NOTHING";
-    private static final String WORKER = "hand-written";
+    private static final String CLAIM_IN_TRANSACTION = DatabaseIdempotencyStore.claimInTransactionStatement(TABLE);
+    private static final String TOKEN = "hand-written#1";
     private static final long RETENTION = Duration.ofHours(24).toMillis();
-    private static final long TIMEOUT = Duration.ofMinutes(5).toMillis();
+    private static final long LEASE = Duration.ofSeconds(30).toMillis();
 
     private final AgroalDataSource dataSource;
     private final String claimSql;
@@ -40,16 +38,16 @@ public class HandWritten {
         this.claimSql = DatabaseIdempotencyStore.claimStatement(TABLE, asynchronousClaimCommit);
     }
 
-    /** The claim, committed on its own (auto-commit, outside any transaction). @return whether it is new */
+    /** The lease-mode claim, committed on its own (auto-commit, outside any transaction). @return whether it is new */
     boolean claim(String id) {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(claimSql)) {
             ps.setString(1, id);
             ps.setString(2, id);
             ps.setString(3, "hand");
-            ps.setString(4, WORKER);
-            ps.setLong(5, RETENTION);
-            ps.setLong(6, TIMEOUT);
-            ps.setLong(7, TIMEOUT);
+            ps.setString(4, TOKEN);
+            ps.setLong(5, LEASE);
+            ps.setLong(6, RETENTION);
+            ps.setString(7, id);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() && "NEW".equals(rs.getString(1));
             }
@@ -58,12 +56,12 @@ public class HandWritten {
         }
     }
 
-    /** The confirm, in the caller's transaction. */
+    /** The lease-mode confirm, in the caller's transaction. */
     void confirm(String id) {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(CONFIRM)) {
             ps.setLong(1, RETENTION);
             ps.setString(2, id);
-            ps.setString(3, WORKER);
+            ps.setString(3, TOKEN);
             if (ps.executeUpdate() != 1) {
                 throw new IllegalStateException("claim of " + id + " lost");
             }
@@ -72,13 +70,17 @@ public class HandWritten {
         }
     }
 
-    /** The key inserted as confirmed, in the caller's transaction. @return whether it is new */
-    boolean insertConfirmed(String id) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(INSERT_CONFIRMED)) {
+    /**
+     * The in-transaction claim: the key inserted as confirmed, in the caller's transaction, guarded by its advisory
+     * lock. @return whether it is new
+     */
+    boolean claimInTransaction(String id) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(CLAIM_IN_TRANSACTION)) {
             ps.setString(1, id);
             ps.setString(2, "hand");
-            ps.setString(3, WORKER);
+            ps.setString(3, TOKEN);
             ps.setLong(4, RETENTION);
+            ps.setString(5, id);
             return ps.executeUpdate() == 1;
         } catch (SQLException e) {
             throw new IllegalStateException(e);

@@ -13,15 +13,28 @@ import io.quarkiverse.idempotency.runtime.Outcome;
 @Singleton
 public class OutcomeCounter implements IdempotencyMetrics {
 
-    private final Map<String, AtomicLong> counts = new ConcurrentHashMap<>();
+    // per channel, one counter per outcome: a delivery costs a map lookup and an increment, as with Micrometer
+    private final Map<String, AtomicLong[]> counts = new ConcurrentHashMap<>();
 
     @Override
     public void delivery(String channel, Outcome outcome) {
-        counts.computeIfAbsent(channel + "/" + outcome.tag(), k -> new AtomicLong()).incrementAndGet();
+        counts.computeIfAbsent(channel, c -> newCounters())[outcome.ordinal()].incrementAndGet();
+    }
+
+    private static AtomicLong[] newCounters() {
+        AtomicLong[] counters = new AtomicLong[Outcome.values().length];
+        for (int i = 0; i < counters.length; i++) {
+            counters[i] = new AtomicLong();
+        }
+        return counters;
     }
 
     @Override
-    public void claimLatency(long nanos) {
+    public void claimLatency(String channel, long nanos) {
+    }
+
+    @Override
+    public void takeover(String channel) {
     }
 
     @Override
@@ -29,7 +42,7 @@ public class OutcomeCounter implements IdempotencyMetrics {
     }
 
     long count(String channel, Outcome outcome) {
-        AtomicLong n = counts.get(channel + "/" + outcome.tag());
-        return n == null ? 0 : n.get();
+        AtomicLong[] n = counts.get(channel);
+        return n == null ? 0 : n[outcome.ordinal()].get();
     }
 }

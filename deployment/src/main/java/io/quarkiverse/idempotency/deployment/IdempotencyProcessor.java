@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -51,6 +52,7 @@ import io.quarkus.arc.deployment.AnnotationsTransformerBuildItem;
 import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem.ValidationErrorBuildItem;
+import io.quarkus.bootstrap.classloading.QuarkusClassLoader;
 import io.quarkus.deployment.Capabilities;
 import io.quarkus.deployment.Capability;
 import io.quarkus.deployment.annotations.BuildProducer;
@@ -62,6 +64,9 @@ import io.quarkus.deployment.builditem.FeatureBuildItem;
 import io.quarkus.deployment.builditem.LaunchModeBuildItem;
 import io.quarkus.deployment.builditem.RunTimeConfigurationDefaultBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.ReflectiveClassBuildItem;
+import io.quarkus.deployment.metrics.MetricsCapabilityBuildItem;
+import io.quarkus.runtime.metrics.MetricsFactory;
+import io.quarkus.smallrye.health.deployment.spi.HealthBuildItem;
 import io.quarkus.smallrye.reactivemessaging.deployment.items.ChannelBuildItem;
 import io.quarkus.smallrye.reactivemessaging.deployment.items.ChannelDirection;
 
@@ -72,7 +77,6 @@ class IdempotencyProcessor {
     /** The connectors whose failure handling maps the extension's outcomes. */
     static final List<String> SUPPORTED_CONNECTORS = List.of(RABBITMQ_CONNECTOR, "smallrye-in-memory");
     private static final Set<String> POSTGRESQL_KINDS = Set.of("postgresql", "pgsql", "pg", "postgres");
-    private static final String MICROMETER_REGISTRY_CLASS = "io.micrometer.core.instrument.MeterRegistry";
     private static final String RABBITMQ_CONNECTOR_CLASS = "io.smallrye.reactive.messaging.rabbitmq.RabbitMQConnector";
     private static final Pattern TABLE_NAME = Pattern
             .compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
@@ -91,17 +95,15 @@ class IdempotencyProcessor {
 
     @BuildStep
     void beans(Capabilities capabilities, IdempotencyBuildTimeConfig config,
-            BuildProducer<AdditionalBeanBuildItem> beans) {
+            Optional<MetricsCapabilityBuildItem> metrics, BuildProducer<AdditionalBeanBuildItem> beans) {
         beans.produce(AdditionalBeanBuildItem.builder()
                 .addBeanClasses(Idempotent.class, IdempotentMethodIndex.class, IdempotencyInterceptor.class,
                         Deliveries.class, InboundMessages.class, WorkerId.class, MessageIdKey.class,
                         ProgrammaticIdempotency.class, StorePurge.class, StoreCheck.class, NoopMetricsProducer.class)
                 .setUnremovable().build());
-        if (capabilities.isPresent(Capability.METRICS) && classPresent(MICROMETER_REGISTRY_CLASS)) {
+        if (config.metrics().enabled() && metrics.isPresent()
+                && metrics.get().metricsSupported(MetricsFactory.MICROMETER)) {
             beans.produce(AdditionalBeanBuildItem.unremovableOf(MicrometerIdempotencyMetrics.class));
-        }
-        if (capabilities.isPresent(Capability.SMALLRYE_HEALTH)) {
-            beans.produce(AdditionalBeanBuildItem.unremovableOf(IdempotencyStoreHealthCheck.class));
         }
         if (capabilities.isPresent(Capability.TRANSACTIONS)) {
             beans.produce(AdditionalBeanBuildItem.unremovableOf(TransactionalDeliveryInterceptor.class));
@@ -117,6 +119,15 @@ class IdempotencyProcessor {
             // reporting an unsatisfied store first.
             beans.produce(AdditionalBeanBuildItem.unremovableOf(MemoryStoreProducer.class));
         }
+    }
+
+    /**
+     * The store's readiness check, under SmallRye Health's switches ({@code quarkus.smallrye-health.extensions.enabled})
+     * and this extension's own ({@code quarkus.idempotency.health.enabled}).
+     */
+    @BuildStep
+    HealthBuildItem health(IdempotencyBuildTimeConfig config) {
+        return new HealthBuildItem(IdempotencyStoreHealthCheck.class.getName(), config.health().enabled());
     }
 
     @BuildStep
@@ -256,12 +267,14 @@ class IdempotencyProcessor {
                         connector = channel.getConnector();
                     }
                 }
-                if (connector == null) {
+                boolean disabled = !ConfigProvider.getConfig()
+                        .getOptionalValue("mp.messaging.incoming." + name + ".enabled", Boolean.class).orElse(true);
+                if (connector == null && !disabled) {
                     errors.add(new UnsupportedConnectorException("@Idempotent method " + entry.info().getDescription()
                             + " consumes channel '" + name + "', which no connector feeds (an internal channel): its"
                             + " outcomes would go back to whatever emitted the message, which cannot wait and retry",
                             "channel=" + name, "put @Idempotent on the method that consumes from the broker"));
-                } else if (!SUPPORTED_CONNECTORS.contains(connector)) {
+                } else if (connector != null && !SUPPORTED_CONNECTORS.contains(connector)) {
                     errors.add(new UnsupportedConnectorException("@Idempotent method " + entry.info().getDescription()
                             + " consumes channel '" + name + "' of connector " + connector + ", whose failure handling"
                             + " the extension cannot map its outcomes to (a busy message would be acked, dead-lettered"
@@ -324,16 +337,7 @@ class IdempotencyProcessor {
     }
 
     private static boolean rabbitMQPresent() {
-        return classPresent(RABBITMQ_CONNECTOR_CLASS);
-    }
-
-    private static boolean classPresent(String name) {
-        try {
-            Class.forName(name, false, Thread.currentThread().getContextClassLoader());
-            return true;
-        } catch (ClassNotFoundException | LinkageError e) {
-            return false;
-        }
+        return QuarkusClassLoader.isClassPresentAtRuntime(RABBITMQ_CONNECTOR_CLASS);
     }
 
 }

@@ -2,16 +2,17 @@ package io.quarkiverse.idempotency.memory;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
+
 import jakarta.enterprise.context.ApplicationScoped;
 
 import org.eclipse.microprofile.reactive.messaging.Incoming;
-import org.eclipse.microprofile.reactive.messaging.Outgoing;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.idempotency.Idempotent;
+import io.quarkus.maven.dependency.Dependency;
 import io.quarkus.test.QuarkusProdModeTest;
-import io.smallrye.mutiny.Multi;
 
 /**
  * The packaged application running in prod with the memory store warns that every process remembers only its own
@@ -22,6 +23,10 @@ class MemoryStoreWarningInProdTest {
     @RegisterExtension
     static final QuarkusProdModeTest APP = new QuarkusProdModeTest()
             .withApplicationRoot(jar -> jar.addClasses(Consumer.class))
+            // the in-memory connector feeds the channel (a channel no connector feeds is a build error)
+            .setForcedDependencies(List.of(Dependency.of("io.smallrye.reactive", "smallrye-reactive-messaging-in-memory",
+                    "4.33.0")))
+            .overrideConfigKey("mp.messaging.incoming.in.connector", "smallrye-in-memory")
             .setApplicationName("memory-store-in-prod")
             .setApplicationVersion("0.1")
             .setRun(true);
@@ -35,11 +40,6 @@ class MemoryStoreWarningInProdTest {
 
     @ApplicationScoped
     public static class Consumer {
-        // an internal channel: the packaged application has no test connector
-        @Outgoing("in")
-        Multi<String> source() {
-            return Multi.createFrom().empty();
-        }
 
         @Incoming("in")
         @Idempotent

@@ -10,6 +10,7 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.GetResponse;
 
 /**
  * The test's own AMQP connection to the real RabbitMQ: publishes payments and reads queue depths.
@@ -61,13 +62,33 @@ public final class Broker implements AutoCloseable {
         send("", QUEUE, messageId, json);
     }
 
+    /** Publishes a raw body, of any content type, straight to the payments queue. */
+    public void publishRaw(String messageId, String contentType, String body) {
+        send("", QUEUE, messageId, contentType, body);
+    }
+
+    /** @return the next dead letter of the payments queue, or {@code null} when there is none */
+    public GetResponse nextDeadLetter() {
+        try {
+            synchronized (channel) {
+                return channel.basicGet(DLQ, true);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     public static String payment(String orderId, long amountCents) {
         return orderId == null ? "{\"amountCents\": " + amountCents + "}"
                 : "{\"orderId\": \"" + orderId + "\", \"amountCents\": " + amountCents + "}";
     }
 
     private void send(String exchange, String routingKey, String messageId, String json) {
-        AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().contentType("application/json")
+        send(exchange, routingKey, messageId, "application/json", json);
+    }
+
+    private void send(String exchange, String routingKey, String messageId, String contentType, String json) {
+        AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().contentType(contentType)
                 .messageId(messageId).deliveryMode(2).headers(Map.of()).build();
         try {
             synchronized (channel) {

@@ -4,11 +4,13 @@ import static io.restassured.RestAssured.given;
 import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
 
 import jakarta.inject.Inject;
 
@@ -74,6 +76,38 @@ class FaultsTest extends BrokerTestSupport {
         assertEquals(150, Ledger.charges(), "each payment charged exactly once (" + chargedAtCut
                 + " were charged when the connection dropped)");
         assertEquals(0, broker.ready(Broker.DLQ));
+    }
+
+    @Test
+    void delayedRedeliveriesPendingAcrossAReconnectAreDroppedNotSentOnTheNewChannel() throws Exception {
+        LogCapture log = LogCapture.install();
+        try {
+            CountDownLatch release = gateway.hold("R-1");
+            String id = UUID.randomUUID().toString();
+            broker.publishToQueue(id, Broker.payment("R-1", 100));
+            assertTrue(gateway.awaitStarted("R-1"));
+            double busyBefore = deliveries("busy");
+            for (int i = 0; i < 5; i++) {
+                broker.publishToQueue(id, Broker.payment("R-1", 100)); // the broker delivering it again
+            }
+            // the five are busy, each waiting out its requeue delay unacknowledged
+            await().atMost(Duration.ofSeconds(10)).until(() -> deliveries("busy") - busyBefore >= 5);
+            release.countDown();
+            await().atMost(Duration.ofSeconds(10)).until(() -> Ledger.charges("R-1") == 1);
+            // their AMQP channel goes while they wait: the broker requeues them itself
+            ProxiedServices.broker.cut();
+            ProxiedServices.broker.restore();
+            await().atMost(Duration.ofSeconds(60)).until(() -> broker.ready(Broker.QUEUE) == 0
+                    && deliveries("duplicate") >= 5);
+            // past every delay that was pending at the cut
+            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+                    .until(() -> Ledger.charges("R-1") == 1);
+            assertEquals(List.of(), log.matching("unknown delivery tag"),
+                    "no delivery tag of the old channel was sent on the new one");
+            assertEquals(0, broker.ready(Broker.DLQ));
+        } finally {
+            log.close();
+        }
     }
 
     private List<String> publish(String prefix, int from, int to) {

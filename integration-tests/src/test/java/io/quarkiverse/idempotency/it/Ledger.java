@@ -60,6 +60,17 @@ public final class Ledger {
         }
     }
 
+    /** @return the first column of the first row, or {@code null} */
+    public static String text(String sql) {
+        try (Connection c = DriverManager.getConnection(url(), user(), Broker.env("QUARKUS_DATASOURCE_PASSWORD", ""));
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
+            return rs.next() ? rs.getString(1) : null;
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     public static void execute(String sql) {
         try (Connection c = DriverManager.getConnection(url(), user(), Broker.env("QUARKUS_DATASOURCE_PASSWORD", ""));
                 Statement s = c.createStatement()) {

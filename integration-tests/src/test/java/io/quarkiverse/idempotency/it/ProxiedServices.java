@@ -18,8 +18,8 @@ public class ProxiedServices implements QuarkusTestProfile {
     @Override
     public Map<String, String> getConfigOverrides() {
         return Map.of(
-                // Outages are short here: retries come back quickly.
-                "quarkus.idempotency.requeue-delay", "300ms",
+                // Long enough that the connection drop can happen while busy messages wait.
+                "quarkus.idempotency.requeue-delay", "2s",
                 "quarkus.datasource.jdbc.acquisition-timeout", "2s",
                 "mp.messaging.incoming.payments.reconnect-interval", "1",
                 "mp.messaging.incoming.payments-audit.reconnect-interval", "1",

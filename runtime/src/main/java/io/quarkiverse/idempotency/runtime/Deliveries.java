@@ -66,12 +66,21 @@ public class Deliveries {
      */
     public Delivery start(MethodPlan plan, String channel, Object payload, Metadata metadata) {
         ScopedKey key = keyOf(plan, channel, payload, metadata);
-        Delivery delivery = new Delivery(this, plan, channel, key, worker + "#" + Long.toString(claims.incrementAndGet(), 36),
-                metadata);
+        Delivery delivery = new Delivery(this, plan, channel, key, metadata);
         if (confirmedKeys != null && confirmedKeys.contains(key)) {
             delivery.confirmedEarlier();
         }
         return delivery;
+    }
+
+    /** @return a token for one claim, unique to it: this process's worker id and a sequence number */
+    String newToken() {
+        return worker + "#" + Long.toString(claims.incrementAndGet(), 36);
+    }
+
+    /** @return this process's worker id: the owner recorded on keys written in a transaction (they need no fence) */
+    String worker() {
+        return worker;
     }
 
     /** @return the broker's message id, or {@code null} */

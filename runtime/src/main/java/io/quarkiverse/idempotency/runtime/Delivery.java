@@ -71,7 +71,7 @@ public final class Delivery {
     private final DeliveryPolicy policy;
     private final String channel;
     private final ScopedKey key;
-    private final String token;
+    private String token;
     private final Metadata metadata;
     private final AtomicBoolean settled = new AtomicBoolean();
     private volatile State state = State.KEYED;
@@ -82,13 +82,12 @@ public final class Delivery {
     private volatile long renewedAt;
     private volatile long claimedAt;
 
-    Delivery(Deliveries deliveries, MethodPlan plan, String channel, ScopedKey key, String token, Metadata metadata) {
+    Delivery(Deliveries deliveries, MethodPlan plan, String channel, ScopedKey key, Metadata metadata) {
         this.deliveries = deliveries;
         this.plan = plan;
         this.policy = plan.policy(channel);
         this.channel = channel;
         this.key = key;
-        this.token = token;
         this.metadata = metadata;
     }
 
@@ -136,7 +135,7 @@ public final class Delivery {
         long start = System.nanoTime();
         Claim claim;
         try {
-            claim = deliveries.store.claim(key, token, policy.lease(), policy.retention());
+            claim = deliveries.store.claim(key, token(), policy.lease(), policy.retention());
         } catch (RuntimeException e) {
             throw storeFailed("claim", e);
         }
@@ -162,7 +161,7 @@ public final class Delivery {
         long start = System.nanoTime();
         Claim claim;
         try {
-            claim = deliveries.store.claimInTransaction(key, token, policy.retention());
+            claim = deliveries.store.claimInTransaction(key, token(), policy.retention());
         } catch (RuntimeException e) {
             throw storeFailed("claim", e);
         }
@@ -224,7 +223,7 @@ public final class Delivery {
     boolean confirmInTransaction() {
         boolean confirmed;
         try {
-            confirmed = deliveries.store.confirmInTransaction(key, token, policy.retention());
+            confirmed = deliveries.store.confirmInTransaction(key, token(), policy.retention());
         } catch (RuntimeException e) {
             throw storeFailed("confirm", e);
         }
@@ -279,7 +278,7 @@ public final class Delivery {
 
     private void confirmOnItsOwn() {
         try {
-            if (deliveries.store.confirm(key, token, policy.retention())) {
+            if (deliveries.store.confirm(key, token(), policy.retention())) {
                 handled();
                 return;
             }
@@ -350,7 +349,7 @@ public final class Delivery {
         RetryPolicy retry = policy.retry();
         int counted;
         try {
-            counted = deliveries.store.recordFailure(key, token, String.valueOf(failure), retry.maxAttempts(),
+            counted = deliveries.store.recordFailure(key, token(), String.valueOf(failure), retry.maxAttempts(),
                     policy.retention());
         } catch (RuntimeException e) {
             Deliveries.LOG.warnf("Could not count the failed attempt of key '%s' in the store (%s); deciding on the"
@@ -406,7 +405,7 @@ public final class Delivery {
     private void release() {
         if (holdsLease) {
             try {
-                deliveries.store.release(key, token);
+                deliveries.store.release(key, token());
             } catch (RuntimeException ignored) {
                 // the store is failing; the claim runs out with its lease
             }
@@ -437,8 +436,15 @@ public final class Delivery {
         return channel;
     }
 
+    // A lease-mode claim is fenced by a token of its own. A key written in a transaction needs no fence (its row
+    // exists only once that transaction committed): it records the worker, which saves building a token per message.
     String token() {
-        return token;
+        String t = token;
+        if (t == null) {
+            t = plan.inTransaction() ? deliveries.worker() : deliveries.newToken();
+            token = t;
+        }
+        return t;
     }
 
     Duration lease() {

@@ -33,6 +33,41 @@ public interface IdempotencyBuildTimeConfig {
     Purge purge();
 
     /**
+     * The store's readiness check.
+     */
+    Health health();
+
+    /**
+     * The extension's metrics.
+     */
+    Metrics metrics();
+
+    /**
+     * The store's readiness check.
+     */
+    interface Health {
+
+        /**
+         * Whether the readiness check of the store is registered, when the application has SmallRye Health (whose
+         * {@code quarkus.smallrye-health.extensions.enabled=false} also removes it).
+         */
+        @WithDefault("true")
+        boolean enabled();
+    }
+
+    /**
+     * The extension's metrics.
+     */
+    interface Metrics {
+
+        /**
+         * Whether the extension's meters are registered, when the application has Micrometer.
+         */
+        @WithDefault("true")
+        boolean enabled();
+    }
+
+    /**
      * The kinds of store.
      */
     enum StoreKind {

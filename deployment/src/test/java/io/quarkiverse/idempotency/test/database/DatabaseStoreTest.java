@@ -59,6 +59,9 @@ class DatabaseStoreTest {
     @Inject
     Scheduler scheduler;
 
+    @Inject
+    jakarta.transaction.TransactionManager transactions;
+
     private Sql sql() {
         return new Sql(dataSource);
     }
@@ -85,10 +88,29 @@ class DatabaseStoreTest {
     }
 
     @Test
-    void claimsCommitSynchronouslyByDefault() throws SQLException {
-        assertFalse(store.asynchronousClaimCommit());
-        String statement = DatabaseIdempotencyStore.claimStatement("idempotency_record", false);
-        assertFalse(statement.contains("synchronous_commit"), "the default statement leaves the commit as it is");
+    void twoInstancesPurgingAtOnceDeleteEveryExpiredRowOnceWithoutWaitingForEachOther() throws Exception {
+        sql().execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, expires_at,"
+                + " attempts) SELECT 'p:' || g, 'p', 'CONFIRMED', 'w', now() - interval '2 days',"
+                + " now() - interval '1 day', 0 FROM generate_series(1, 20000) g");
+        // a second instance: another store on the same table
+        DatabaseIdempotencyStore other = new DatabaseIdempotencyStore(dataSource, transactions, "idempotency_record",
+                false);
+        java.util.concurrent.CompletableFuture<Integer> a = java.util.concurrent.CompletableFuture
+                .supplyAsync(() -> purgeAll(store));
+        java.util.concurrent.CompletableFuture<Integer> b = java.util.concurrent.CompletableFuture
+                .supplyAsync(() -> purgeAll(other));
+        int deleted = a.get(60, java.util.concurrent.TimeUnit.SECONDS) + b.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(20_000, deleted, "every expired row deleted, none twice");
+        assertEquals("0", sql().query("SELECT count(*)::text FROM idempotency_record"));
+    }
+
+    private static int purgeAll(DatabaseIdempotencyStore store) {
+        int total = 0;
+        for (int batch = 500; batch == 500;) {
+            batch = store.purgeExpired(500);
+            total += batch;
+        }
+        return total;
     }
 
     @Test

@@ -185,6 +185,22 @@ class InTransactionModeTest {
     }
 
     @Test
+    void aRetryOfAFailedKeyIsANewClaimAndOnlyARunOutLeaseIsATakeover() throws SQLException {
+        ScopedKey failed = new ScopedKey("charges", "failed-once");
+        store.recordFailure(failed, "first#1", "boom", 5, Duration.ofHours(1));
+        Claim retry = QuarkusTransaction.requiringNew().call(() -> store.claimInTransaction(failed, "w",
+                Duration.ofHours(1)));
+        assertEquals(ClaimResult.NEW, retry.result(), "a retry, not a takeover");
+        assertEquals(1, retry.attempts());
+
+        sql().execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, lease_until,"
+                + " expires_at, attempts) VALUES ('charges:ran-out', 'charges', 'CLAIMED', 'dead#1', now(),"
+                + " now() - interval '1 second', now() + interval '1 day', 0)");
+        assertEquals(ClaimResult.TAKEN_OVER, QuarkusTransaction.requiringNew().call(() -> store.claimInTransaction(
+                new ScopedKey("charges", "ran-out"), "w", Duration.ofHours(1))).result());
+    }
+
+    @Test
     void moreDuplicatesOfAHotKeyThanTheConnectionPoolHoldsAllComplete() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         charger.hold = release;

@@ -145,6 +145,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                         return Claim.claimed(ClaimResult.NEW, 0);
                     }
                 }
+                boolean leaseRanOut;
                 try (PreparedStatement look = c.prepareStatement(sql.lookInTransaction)) {
                     look.setString(1, id);
                     look.setString(2, id);
@@ -161,7 +162,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                         if ("CONFIRMED".equals(state)) {
                             return Claim.DONE;
                         }
-                        if ("CLAIMED".equals(state) && !rs.getBoolean(4)) {
+                        leaseRanOut = "CLAIMED".equals(state);
+                        if (leaseRanOut && !rs.getBoolean(4)) {
                             return Claim.BUSY; // a live lease-mode claim
                         }
                     }
@@ -172,7 +174,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                     take.setString(3, id);
                     try (ResultSet rs = take.executeQuery()) {
                         if (rs.next()) {
-                            return Claim.claimed(ClaimResult.TAKEN_OVER, rs.getInt(1));
+                            // a retry of a failed (or replay of a dead-lettered) key is a new claim, not a takeover
+                            return Claim.claimed(leaseRanOut ? ClaimResult.TAKEN_OVER : ClaimResult.NEW, rs.getInt(1));
                         }
                     }
                 }
