@@ -4,5 +4,5 @@
 # Sizes: -Dbench.messages=20000 -Dbench.rounds=5 -Dbench.warmup=10000 -Dbench.store-ops=5000 -Dbench.purge-rows=1000000
 set -euo pipefail
 cd "$(dirname "$0")"
-mvn -B -ntp -q -Pbenchmark install -DskipTests -pl benchmark -am
+./mvnw -B -ntp -q -Pbenchmark install -DskipTests -pl benchmark -am
 exec java "$@" -jar benchmark/target/quarkus-app/quarkus-run.jar

@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ ! -f integration-tests/target/quarkus-app/quarkus-run.jar ]; then
-  mvn -B -ntp -q install -DskipTests
+  ./mvnw -B -ntp -q install -DskipTests
 fi
 exec java -Djava.util.logging.manager=org.jboss.logmanager.LogManager -cp "integration-tests/target/quarkus-app/lib/boot/*:integration-tests/target/quarkus-app/lib/main/*" integration-tests/src/demo/Demo.java

@@ -33,6 +33,8 @@ public class Demo {
     static final int REDELIVERED = 50;
     static final int REPUBLISHED = 30;
     static final int KEYLESS = 10;
+    /** Payments that cannot be charged: one that is not JSON, one whose order id is longer than the column. */
+    static final int POISON = 2;
 
     public static void main(String[] args) throws Exception {
         String jdbcUrl = env("QUARKUS_DATASOURCE_JDBC_URL", "jdbc:postgresql://127.0.0.1:5432/test");
@@ -106,6 +108,8 @@ public class Demo {
             for (int i = 0; i < KEYLESS; i++) {
                 mix.add(new String[] { UUID.randomUUID().toString(), "{\"amountCents\": 100}" });
             }
+            mix.add(new String[] { "poison-not-json", "amount=100;order=A-1" });
+            mix.add(new String[] { "poison-too-long", "{\"orderId\": \"A-" + "9".repeat(300) + "\", \"amountCents\": 1}" });
             Collections.shuffle(mix, random);
             channel.confirmSelect();
             for (String[] m : mix) {
@@ -115,15 +119,18 @@ public class Demo {
             }
             channel.waitForConfirmsOrDie(30_000);
             System.out.printf("Published %d messages to exchange 'payments': %d new payments, %d redelivered (same"
-                    + " message id), %d republished (same order, new message id), %d without an orderId%n",
-                    mix.size(), NEW_PAYMENTS, REDELIVERED, REPUBLISHED, KEYLESS);
+                    + " message id), %d republished (same order, new message id), %d without an orderId, and %d"
+                    + " poison payments (not JSON; an order id too long for the charge table)%n",
+                    mix.size(), NEW_PAYMENTS, REDELIVERED, REPUBLISHED, KEYLESS, POISON);
 
-            long messageIds = mix.stream().map(m -> m[0]).distinct().count();
-            waitFor(() -> ready(rabbit, "payments") == 0 && ready(rabbit, "payments.dlq") == KEYLESS
+            // the audit consumer records every message it can read: all but the poison ones
+            long messageIds = mix.stream().map(m -> m[0]).distinct().count() - POISON;
+            // the poison payment that fails is retried four times, over about fifteen seconds, then dead-lettered
+            waitFor(() -> ready(rabbit, "payments") == 0 && ready(rabbit, "payments.dlq") == KEYLESS + POISON
                     && ready(rabbit, "payments-audit") == 0 && count(db, "SELECT count(*) FROM payment_audit") == messageIds
                     && count(db, "SELECT count(DISTINCT order_id) FROM charge") == NEW_PAYMENTS
                     && count(db, "SELECT count(*) FROM idempotency_record WHERE scope = 'payments' AND state = 'CLAIMED'") == 0,
-                    60, "the queue to drain");
+                    90, "the queue to drain");
 
             long charges = count(db, "SELECT count(*) FROM charge");
             long orders = count(db, "SELECT count(DISTINCT order_id) FROM charge");
@@ -132,7 +139,7 @@ public class Demo {
             long confirmed = count(db, "SELECT count(*) FROM idempotency_record WHERE scope = 'payments'"
                     + " AND state = 'CONFIRMED'");
             long audited = count(db, "SELECT count(*) FROM payment_audit");
-            long deadLettered = ready(rabbit, "payments.dlq");
+            Map<String, Long> deadLettered = deadLetters(channel);
             Map<String, Long> outcomes = outcomes(Files.readString(log));
             long deliveries = outcomes.values().stream().mapToLong(Long::longValue).sum();
             System.out.println();
@@ -141,18 +148,38 @@ public class Demo {
             System.out.printf("  charges (rows in charge)            : %d, for %d distinct orders, %d charged twice%n",
                     charges, orders, doubleCharged);
             System.out.printf("  duplicates dropped (acked, not run) : %d%n", outcomes.getOrDefault("duplicate", 0L));
-            System.out.printf("  dead-lettered to payments.dlq       : %d (the payments without an orderId)%n",
-                    deadLettered);
+            System.out.printf("  dead-lettered to payments.dlq       : %d %s%n",
+                    deadLettered.values().stream().mapToLong(Long::longValue).sum(), deadLettered);
             System.out.printf("  confirmed keys in idempotency_record: %d%n", confirmed);
-            System.out.printf("  audit log entries (second consumer) : %d (one per distinct message id: %d)%n", audited,
+            System.out.printf("  audit log entries (second consumer) : %d (one per distinct message id but the poison ones: %d)%n", audited,
                     messageIds);
             System.out.printf("  left in queue payments              : %d%n", ready(rabbit, "payments"));
-            boolean ok = charges == NEW_PAYMENTS && doubleCharged == 0 && deadLettered == KEYLESS;
+            boolean ok = charges == NEW_PAYMENTS && doubleCharged == 0
+                    && deadLettered.getOrDefault("key-missing", 0L) == KEYLESS
+                    && deadLettered.getOrDefault("unreadable", 0L) == 1
+                    && deadLettered.getOrDefault("dead-lettered after 5 attempts", 0L) == 1;
             System.out.println(ok ? "OK: every order charged exactly once." : "FAILED: see above.");
             app.destroy();
             app.waitFor(20, TimeUnit.SECONDS);
             System.exit(ok ? 0 : 1);
         }
+    }
+
+    // The dead letters by why, from the headers the extension gives them (the queue is emptied on the way).
+    static Map<String, Long> deadLetters(Channel channel) throws IOException {
+        Map<String, Long> byOutcome = new java.util.TreeMap<>();
+        for (com.rabbitmq.client.GetResponse r = channel.basicGet("payments.dlq", true); r != null;
+                r = channel.basicGet("payments.dlq", true)) {
+            Map<String, Object> headers = r.getProps().getHeaders();
+            String outcome = String.valueOf(headers.get("x-idempotency-outcome"));
+            if ("dead-lettered".equals(outcome)) {
+                outcome = "dead-lettered after " + headers.get("x-idempotency-attempts") + " attempts";
+                System.out.printf("  dead letter %s: %s%n", r.getProps().getMessageId(),
+                        headers.get("x-idempotency-reason"));
+            }
+            byOutcome.merge(outcome, 1L, Long::sum);
+        }
+        return byOutcome;
     }
 
     // The application's own count of deliveries by outcome, from its Prometheus endpoint.

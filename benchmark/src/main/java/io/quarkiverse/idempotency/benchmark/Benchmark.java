@@ -71,6 +71,9 @@ public class Benchmark implements QuarkusApplication {
     @Inject
     IdempotencyPurge purge;
 
+    @Inject
+    Peers peers;
+
     private com.rabbitmq.client.Connection rabbit;
     private Channel publisher;
 
@@ -90,7 +93,10 @@ public class Benchmark implements QuarkusApplication {
                 new Kind("hand-written", () -> consumers.handWritten.get()),
                 new Kind("hand-written-lease", () -> consumers.handWrittenLease.get()),
                 new Kind("plain-nontx", () -> consumers.plainNoTransaction.get()),
-                new Kind("idempotent-nontx", () -> consumers.idempotentNoTransaction.get()));
+                new Kind("idempotent-nontx", () -> consumers.idempotentNoTransaction.get()),
+                new Kind("camel-jdbc", () -> consumers.camel.get()),
+                new Kind("camel-orphan-lock", () -> consumers.camelOrphanLock.get()),
+                new Kind("spring-metadata", () -> consumers.spring.get()));
         for (Kind kind : kinds) {
             purgeQueue("bench-" + kind.channel());
         }
@@ -143,6 +149,12 @@ public class Benchmark implements QuarkusApplication {
                 bestRuns[4].rate() / plain);
         System.out.printf("   without a transaction: plain %.0f msg/s, @Idempotent %.0f msg/s (ratio %.2f)%n",
                 bestRuns[5].rate(), bestRuns[6].rate(), overheadNoTransaction);
+        double peerBest = 0;
+        for (int k = 7; k < kinds.size(); k++) {
+            double ratio = bestRuns[k].rate() / plain;
+            peerBest = Math.max(peerBest, ratio);
+            System.out.printf("   peer %s: %.0f msg/s (ratio %.2f)%n", kinds.get(k).channel(), bestRuns[k].rate(), ratio);
+        }
 
         // 2. Duplicates: the last idempotent run's messages again, all already confirmed.
         double duplicates = consume("idempotent", "bench-idempotent", MESSAGES, lastIdempotentIds,
@@ -174,11 +186,18 @@ public class Benchmark implements QuarkusApplication {
                 + " %d handlers running: %.1f s%n", recovery.inFlight(), RecoveryRun.MESSAGES, recovery.heldAtKill(),
                 recovery.seconds(), recoveryLease.heldAtKill(), recoveryLease.seconds());
 
+        // 7. The faults, for every consumer's idempotency: a concurrent duplicate, a crash before the work commits.
+        System.out.println("7. faults:");
+        for (PeerFaults.Outcome fault : new PeerFaults(peers, this.store).run()) {
+            System.out.printf("   %s: a concurrent duplicate %s; after a crash before the work commits, %s%n",
+                    fault.consumer(), fault.concurrentDuplicate(), fault.crash());
+        }
+
         System.out.printf(java.util.Locale.ROOT,
                 "BENCH overhead=%.2f overhead_best=%.2f overhead_nontx=%.2f duplicates=%.2f store=%.2f memory_ns=%.0f"
-                        + " purge_rows_s=%.0f purge_impact=%.2f recovery_s=%.1f%n",
+                        + " purge_rows_s=%.0f purge_impact=%.2f recovery_s=%.1f peer_best=%.2f vs_peer=%.2f%n",
                 overhead, overheadBest, overheadNoTransaction, duplicates / idempotent, store[0] / store[1], memoryNs,
-                purged[0], purged[1] / purged[2], recovery.seconds());
+                purged[0], purged[1] / purged[2], recovery.seconds(), peerBest, overhead / peerBest);
         rabbit.close();
         return 0;
     }

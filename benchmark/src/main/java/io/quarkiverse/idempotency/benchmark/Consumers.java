@@ -37,6 +37,12 @@ public class Consumers {
     final AtomicLong plainNoTransaction = new AtomicLong();
     final AtomicLong idempotentNoTransaction = new AtomicLong();
     final AtomicLong recovered = new AtomicLong();
+    final AtomicLong camel = new AtomicLong();
+    final AtomicLong camelOrphanLock = new AtomicLong();
+    final AtomicLong spring = new AtomicLong();
+
+    @Inject
+    Peers peers;
 
     @Inject
     HandWritten hand;
@@ -101,6 +107,64 @@ public class Consumers {
             });
             handWrittenLease.incrementAndGet();
         }
+        return message.ack();
+    }
+
+    /**
+     * Apache Camel's JdbcMessageIdRepository as its idempotent consumer drives it (eager): add the id before the work, in
+     * a transaction of its own; confirm after it (a no-op for this repository); remove it when the work fails.
+     */
+    @Incoming("camel-jdbc")
+    @Blocking(ordered = false)
+    CompletionStage<Void> camel(Message<String> message) {
+        String id = messageId(message);
+        if (!peers.camel.add(id)) {
+            return message.ack(); // a duplicate, skipped
+        }
+        try {
+            QuarkusTransaction.requiringNew().run(() -> insert("camel-jdbc", message.getPayload()));
+            peers.camel.confirm(id);
+        } catch (RuntimeException e) {
+            peers.camel.remove(id);
+            return message.nack(e);
+        }
+        camel.incrementAndGet();
+        return message.ack();
+    }
+
+    /** Camel's JdbcOrphanLockAwareIdempotentRepository, driven the same way. */
+    @Incoming("camel-orphan-lock")
+    @Blocking(ordered = false)
+    CompletionStage<Void> camelOrphanLock(Message<String> message) {
+        String id = messageId(message);
+        if (!peers.camelOrphanLock.add(id)) {
+            return message.ack();
+        }
+        try {
+            QuarkusTransaction.requiringNew().run(() -> insert("camel-orphan-lock", message.getPayload()));
+            peers.camelOrphanLock.confirm(id);
+        } catch (RuntimeException e) {
+            peers.camelOrphanLock.remove(id);
+            return message.nack(e);
+        }
+        camelOrphanLock.incrementAndGet();
+        return message.ack();
+    }
+
+    /**
+     * Spring Integration's idempotent receiver: the message's key put into its JdbcMetadataStore with putIfAbsent,
+     * inside the work's transaction as its documentation asks; a key already there is a duplicate.
+     */
+    @Incoming("spring-metadata")
+    @Blocking(ordered = false)
+    CompletionStage<Void> spring(Message<String> message) {
+        String id = messageId(message);
+        QuarkusTransaction.requiringNew().run(() -> {
+            if (peers.spring.putIfAbsent(id, "1") == null) {
+                insert("spring-metadata", message.getPayload());
+                spring.incrementAndGet();
+            }
+        });
         return message.ack();
     }
 
