@@ -73,9 +73,13 @@ public class Demo {
 
         Path log = Path.of("integration-tests", "target", "demo-app.log");
         Files.deleteIfExists(log);
-        System.out.println("Starting the demo application (log: " + log + ") ...");
-        ProcessBuilder builder = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-jar",
-                jar.toString()).redirectErrorStream(true).redirectOutput(log.toFile());
+        System.out.println("Starting the demo application" + (System.getProperty("demo.app") != null ? " (native)" : "")
+                + " (log: " + log + ") ...");
+        // -Ddemo.app=<native executable>: the same demo against the native build (./demo.sh --native)
+        String nativeApp = System.getProperty("demo.app");
+        List<String> command = nativeApp != null ? List.of(nativeApp)
+                : List.of(ProcessHandle.current().info().command().orElse("java"), "-jar", jar.toString());
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
         builder.environment().putIfAbsent("QUARKUS_HTTP_PORT", "0");
         Process app = builder.start();
         Runtime.getRuntime().addShutdownHook(new Thread(app::destroy));

@@ -2,25 +2,29 @@ import { LitElement, html, css } from 'lit';
 import { JsonRpc } from 'jsonrpc';
 import '@vaadin/grid';
 import '@vaadin/button';
+import '@vaadin/progress-bar';
 
 /**
- * The idempotency store: keys by state, the oldest live claims, the most recent keys, the purge job's last run,
- * and a button to purge expired keys now.
+ * The idempotency store: keys by state, the oldest live claims, the most recent keys (with their failed attempts),
+ * the purge job's last run, and a purge of expired keys that runs in the background while the page follows it.
  */
 export class QwcIdempotencyKeys extends LitElement {
 
     jsonRpc = new JsonRpc(this);
 
     static styles = css`
-        .summary { display: flex; gap: 2em; padding: 1em; align-items: center; }
+        .summary { display: flex; flex-wrap: wrap; gap: 2em; padding: 1em; align-items: center; }
         .figure { font-size: 1.5em; font-weight: bold; }
+        .error { color: var(--lumo-error-text-color); padding: 1em; }
         h3 { margin: 0.5em 1em; }
         vaadin-grid { margin: 0 1em 1em 1em; height: auto; }
+        vaadin-progress-bar { width: 10em; }
     `;
 
     static properties = {
         _state: { state: true },
-        _message: { state: true }
+        _message: { state: true },
+        _error: { state: true }
     };
 
     connectedCallback() {
@@ -28,18 +32,43 @@ export class QwcIdempotencyKeys extends LitElement {
         this._load();
     }
 
+    disconnectedCallback() {
+        clearTimeout(this._poll);
+        super.disconnectedCallback();
+    }
+
     _load() {
-        this.jsonRpc.getState().then(response => { this._state = response.result; });
+        this.jsonRpc.getState().then(response => {
+            this._state = response.result;
+            this._error = null;
+            clearTimeout(this._poll);
+            if (this._state.purging) {
+                this._poll = setTimeout(() => this._load(), 1000); // follow the purge until it is done
+            } else if (this._purgeStarted) {
+                this._purgeStarted = false;
+                const purge = this._state.lastPurge;
+                this._message = purge ? `Purged ${purge.deleted} expired keys in ${purge.tookMillis} ms` : 'Purged';
+            }
+        }).catch(error => {
+            this._error = `Could not read the idempotency store: ${error?.error?.message ?? error}`;
+        });
     }
 
     _purge() {
-        this.jsonRpc.purgeNow().then(response => {
-            this._message = `Purged ${response.result.deleted} expired keys`;
+        this.jsonRpc.startPurge().then(response => {
+            this._purgeStarted = true;
+            this._message = response.result.started ? 'Purging expired keys...' : 'A purge is already running';
             this._load();
+        }).catch(error => {
+            this._message = `Could not start a purge: ${error?.error?.message ?? error}`;
         });
     }
 
     render() {
+        if (this._error) {
+            return html`<div class="error" id="error">${this._error}
+                <vaadin-button @click=${this._load}>Try again</vaadin-button></div>`;
+        }
         if (!this._state) {
             return html`<span>Loading the idempotency store...</span>`;
         }
@@ -51,8 +80,9 @@ export class QwcIdempotencyKeys extends LitElement {
                 ${Object.keys(counts).map(state => html`<div>${state} <span class="figure" id="count-${state}">${counts[state]}</span></div>`)}
                 <div>Oldest live claim <span class="figure">${this._state.oldestClaimAgeSeconds ?? '-'}</span> s</div>
                 <div>Last purge <span id="last-purge">${purge ? `${purge.finishedAt}: ${purge.deleted} keys in ${purge.tookMillis} ms` : 'not run yet'}</span></div>
-                <vaadin-button id="purge" theme="primary" @click=${this._purge}>Purge expired keys now</vaadin-button>
-                <vaadin-button @click=${this._load}>Refresh</vaadin-button>
+                <vaadin-button id="purge" theme="primary" ?disabled=${this._state.purging} @click=${this._purge}>Purge expired keys now</vaadin-button>
+                ${this._state.purging ? html`<vaadin-progress-bar id="purging" indeterminate></vaadin-progress-bar>` : ''}
+                <vaadin-button id="refresh" @click=${this._load}>Refresh</vaadin-button>
                 <span id="message">${this._message ?? ''}</span>
             </div>
             <h3>Oldest live claims</h3>
@@ -68,6 +98,8 @@ export class QwcIdempotencyKeys extends LitElement {
                 <vaadin-grid-column path="scope" auto-width></vaadin-grid-column>
                 <vaadin-grid-column path="key" auto-width></vaadin-grid-column>
                 <vaadin-grid-column path="state" auto-width></vaadin-grid-column>
+                <vaadin-grid-column path="attempts" header="Failed attempts" auto-width></vaadin-grid-column>
+                <vaadin-grid-column path="lastFailure" header="Last failure" auto-width></vaadin-grid-column>
                 <vaadin-grid-column path="claimedBy" header="Claimed by" auto-width></vaadin-grid-column>
                 <vaadin-grid-column path="recordedAt" header="Recorded at" auto-width></vaadin-grid-column>
                 <vaadin-grid-column path="expiresAt" header="Expires at" auto-width></vaadin-grid-column>

@@ -246,8 +246,18 @@ public class Benchmark implements QuarkusApplication {
         CpuMeter.Sample cpu = CpuMeter.sample();
         long start = System.nanoTime();
         channels.getPausable(channel).resume();
+        long progress = done.getAsLong();
+        long progressAt = System.nanoTime();
         while (done.getAsLong() - before < n) {
             TimeUnit.MILLISECONDS.sleep(2);
+            long now = done.getAsLong();
+            if (now != progress) {
+                progress = now;
+                progressAt = System.nanoTime();
+            } else if (System.nanoTime() - progressAt > TimeUnit.SECONDS.toNanos(120)) {
+                throw new IllegalStateException("consumer " + channel + " stalled at " + (now - before) + " of " + n
+                        + " messages: nothing handled for two minutes (see its errors above)");
+            }
         }
         Run run = new Run(n / ((System.nanoTime() - start) / 1e9), CpuMeter.perMessage(cpu, CpuMeter.sample(), n));
         System.out.printf("   %s: %.0f msg/s; %s%n", channel, run.rate(), CpuMeter.describe(run.cpu()));

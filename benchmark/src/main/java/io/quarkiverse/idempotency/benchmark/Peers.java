@@ -8,7 +8,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 import jakarta.annotation.PostConstruct;
-import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
@@ -19,6 +19,7 @@ import org.apache.camel.spi.ExecutorServiceManager;
 import org.springframework.integration.jdbc.metadata.JdbcMetadataStore;
 
 import io.agroal.api.AgroalDataSource;
+import io.quarkus.runtime.ShutdownEvent;
 
 /**
  * The peers, set up as their own documentation shows, on the same PostgreSQL: Apache Camel's
@@ -105,8 +106,9 @@ public class Peers {
         return repository;
     }
 
-    @PreDestroy
-    void stop() {
+    // at shutdown, before the datasource closes (a @PreDestroy would run after it, and the keep-alive thread would
+    // log that it cannot reach the database)
+    void stop(@Observes ShutdownEvent event) {
         camelOrphanLock.shutdown();
         if (keepAlive != null) {
             keepAlive.shutdownNow();

@@ -19,7 +19,8 @@ class IdempotencyDevUIProcessor {
         card.addPage(Page.webComponentPageBuilder()
                 .title("Keys")
                 .icon("font-awesome-solid:fingerprint")
-                .componentLink("qwc-idempotency-keys.js"));
+                .componentLink("qwc-idempotency-keys.js")
+                .dynamicLabelJsonRPCMethodName("keyCount"));
         return card;
     }
 

@@ -225,11 +225,13 @@ class IdempotencyProcessor {
         List<Throwable> found = new ArrayList<>(methods.errors());
         found.addAll(unsupportedConnectors(methods, channels));
         if (DatabaseStoreProcessor.databaseStore(config, capabilities)) {
-            ConfigProvider.getConfig().getOptionalValue("quarkus.datasource.db-kind", String.class)
+            String datasource = config.database().datasource().map(n -> "quarkus.datasource.\"" + n + "\".db-kind")
+                    .orElse("quarkus.datasource.db-kind");
+            ConfigProvider.getConfig().getOptionalValue(datasource, String.class)
                     .filter(kind -> !POSTGRESQL_KINDS.contains(kind.toLowerCase(java.util.Locale.ROOT)))
                     .ifPresent(kind -> found.add(new StoreConfigurationException("The idempotency database store runs"
-                            + " PostgreSQL's SQL, but the default datasource is quarkus.datasource.db-kind=" + kind,
-                            "quarkus.datasource.db-kind", "use a PostgreSQL datasource, set"
+                            + " PostgreSQL's SQL, but its datasource is " + datasource + "=" + kind,
+                            datasource, "use a PostgreSQL datasource, set"
                                     + " quarkus.idempotency.store=memory for tests, or supply an IdempotencyStore bean")));
         }
         if (config.store().orElse(null) == StoreKind.DATABASE && capabilities.isMissing(Capability.HIBERNATE_ORM)) {

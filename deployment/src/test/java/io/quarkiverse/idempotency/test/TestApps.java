@@ -3,11 +3,13 @@ package io.quarkiverse.idempotency.test;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.spec.JavaArchive;
 
+import io.quarkiverse.idempotency.testing.TestServices;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * Builds the test applications: in-memory connector channels on their own Vert.x contexts, in-memory store, no Dev
- * Services (no Docker here).
+ * Builds the test applications: in-memory connector channels on their own Vert.x contexts, the in-memory store or the
+ * database store on the tests' PostgreSQL ({@link TestServices}). Dev Services are off: an application that needs a
+ * server is given the tests' one, the others need none.
  */
 public final class TestApps {
 
@@ -39,18 +41,21 @@ public final class TestApps {
     }
 
     /**
-     * The JDBC URL of the test database: the local PostgreSQL (database postgres; the demo application uses test) unless
-     * QUARKUS_DATASOURCE_JDBC_URL says otherwise.
+     * The JDBC URL of the test database: the database postgres (the demo application uses test) on the tests'
+     * PostgreSQL, the one {@code TEST_POSTGRES} names or a container (see {@link TestServices}).
      */
     public static String jdbcUrl() {
-        String url = System.getenv("QUARKUS_DATASOURCE_JDBC_URL");
-        return url == null || url.isBlank() ? "jdbc:postgresql://127.0.0.1:5432/postgres" : url;
+        return TestServices.postgres().jdbcUrl("postgres");
     }
 
     /** The user of the test database. */
     public static String jdbcUser() {
-        String user = System.getenv("QUARKUS_DATASOURCE_USERNAME");
-        return user == null || user.isBlank() ? "postgres" : user;
+        return TestServices.postgres().user();
+    }
+
+    /** The password of the test database's user. */
+    public static String jdbcPassword() {
+        return TestServices.postgres().password();
     }
 
     /**
@@ -66,6 +71,7 @@ public final class TestApps {
                 .overrideConfigKey("quarkus.idempotency.requeue-delay", "0s")
                 .overrideConfigKey("quarkus.datasource.db-kind", "postgresql")
                 .overrideConfigKey("quarkus.datasource.username", jdbcUser())
+                .overrideConfigKey("quarkus.datasource.password", jdbcPassword())
                 .overrideConfigKey("quarkus.datasource.jdbc.url", jdbcUrl())
                 .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "drop-and-create");
         for (String channel : incoming) {

@@ -12,6 +12,8 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 
+import io.quarkiverse.idempotency.testing.TestServices;
+
 /**
  * The test's own AMQP connection to the real RabbitMQ: publishes payments and reads queue depths.
  */
@@ -28,10 +30,10 @@ public final class Broker implements AutoCloseable {
     public Broker() {
         try {
             ConnectionFactory factory = new ConnectionFactory();
-            factory.setHost(env("RABBITMQ_HOST", "127.0.0.1"));
-            factory.setPort(Integer.parseInt(env("RABBITMQ_PORT", "5672")));
-            factory.setUsername(env("RABBITMQ_USERNAME", "guest"));
-            factory.setPassword(env("RABBITMQ_PASSWORD", "guest"));
+            factory.setHost(TestServices.rabbitmq().host());
+            factory.setPort(TestServices.rabbitmq().port());
+            factory.setUsername(TestServices.rabbitmq().user());
+            factory.setPassword(TestServices.rabbitmq().password());
             this.connection = factory.newConnection("idempotency-it");
             this.channel = connection.createChannel();
             channel.confirmSelect();
@@ -125,10 +127,5 @@ public final class Broker implements AutoCloseable {
         } catch (Exception e) {
             // closing anyway
         }
-    }
-
-    static String env(String name, String fallback) {
-        String value = System.getenv(name);
-        return value == null || value.isBlank() ? fallback : value;
     }
 }

@@ -4,11 +4,14 @@ import static io.restassured.RestAssured.given;
 import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.UUID;
 
 import org.junit.jupiter.api.Test;
+
+import com.rabbitmq.client.GetResponse;
 
 import io.quarkus.test.junit.QuarkusTest;
 
@@ -42,12 +45,24 @@ class DemoTest extends BrokerTestSupport {
     }
 
     @Test
+    void anUnreadablePaymentIsDeadLetteredAtOnceWithTheReason() {
+        broker.publishRaw("d-unreadable", "application/json", "[\"D-4\", 100]");
+        GetResponse dead = await().atMost(Duration.ofSeconds(30)).until(broker::nextDeadLetter, r -> r != null);
+        assertEquals("d-unreadable", dead.getProps().getMessageId());
+        assertEquals("unreadable", String.valueOf(dead.getProps().getHeaders().get("x-idempotency-outcome")));
+        assertEquals("payments", String.valueOf(dead.getProps().getHeaders().get("x-idempotency-channel")));
+        assertTrue(String.valueOf(dead.getProps().getHeaders().get("x-idempotency-reason"))
+                .contains("ClassCastException"), dead.getProps().getHeaders().toString());
+    }
+
+    @Test
     void readinessIncludesTheStoreAndMetricsCountOutcomes() {
         broker.publishToQueue(UUID.randomUUID().toString(), Broker.payment("D-3", 100));
         await().atMost(Duration.ofSeconds(30)).until(() -> Ledger.charges("D-3") == 1);
         given().get("/q/health/ready").then().statusCode(200).body(containsString("Idempotency store"));
         given().get("/q/metrics").then().statusCode(200)
                 .body(containsString("idempotency_deliveries_total{channel=\"payments\",outcome=\"handled\""))
+                .body(containsString("idempotency_takeovers_total{channel=\"payments\""))
                 .body(containsString("idempotency_claim_seconds"));
     }
 }

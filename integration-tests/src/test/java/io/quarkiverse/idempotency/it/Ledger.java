@@ -6,6 +6,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 
+import io.quarkiverse.idempotency.testing.TestServices;
+
 /**
  * The test's own JDBC view of the database: charges, audit entries, idempotency keys.
  */
@@ -14,12 +16,17 @@ public final class Ledger {
     private Ledger() {
     }
 
+    /** The demo's database (test) on the tests' PostgreSQL, the one TEST_POSTGRES names or a container. */
     public static String url() {
-        return Broker.env("QUARKUS_DATASOURCE_JDBC_URL", "jdbc:postgresql://127.0.0.1:5432/test");
+        return TestServices.postgres().jdbcUrl("test");
     }
 
     public static String user() {
-        return Broker.env("QUARKUS_DATASOURCE_USERNAME", "postgres");
+        return TestServices.postgres().user();
+    }
+
+    public static String password() {
+        return TestServices.postgres().password();
     }
 
     /** Forgets every charge, audit entry and key of the demo's channels. */
@@ -50,7 +57,7 @@ public final class Ledger {
     }
 
     public static long count(String sql) {
-        try (Connection c = DriverManager.getConnection(url(), user(), Broker.env("QUARKUS_DATASOURCE_PASSWORD", ""));
+        try (Connection c = DriverManager.getConnection(url(), user(), password());
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             rs.next();
@@ -62,7 +69,7 @@ public final class Ledger {
 
     /** @return the first column of the first row, or {@code null} */
     public static String text(String sql) {
-        try (Connection c = DriverManager.getConnection(url(), user(), Broker.env("QUARKUS_DATASOURCE_PASSWORD", ""));
+        try (Connection c = DriverManager.getConnection(url(), user(), password());
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             return rs.next() ? rs.getString(1) : null;
@@ -72,7 +79,7 @@ public final class Ledger {
     }
 
     public static void execute(String sql) {
-        try (Connection c = DriverManager.getConnection(url(), user(), Broker.env("QUARKUS_DATASOURCE_PASSWORD", ""));
+        try (Connection c = DriverManager.getConnection(url(), user(), password());
                 Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 
+import io.quarkiverse.idempotency.testing.TestServices;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import io.quarkus.test.junit.QuarkusTestProfile;
 
@@ -39,8 +40,7 @@ public class ProxiedServices implements QuarkusTestProfile {
                 String dbUrl = Ledger.url();
                 java.net.URI uri = java.net.URI.create(dbUrl.substring("jdbc:".length()));
                 database = new TcpProxy(uri.getHost(), uri.getPort() < 0 ? 5432 : uri.getPort());
-                broker = new TcpProxy(Broker.env("RABBITMQ_HOST", "127.0.0.1"),
-                        Integer.parseInt(Broker.env("RABBITMQ_PORT", "5672")));
+                broker = new TcpProxy(TestServices.rabbitmq().host(), TestServices.rabbitmq().port());
                 String proxiedUrl = "jdbc:postgresql://127.0.0.1:" + database.port() + uri.getPath();
                 return Map.of("quarkus.datasource.jdbc.url", proxiedUrl,
                         "rabbitmq-host", "127.0.0.1",
@@ -48,6 +48,12 @@ public class ProxiedServices implements QuarkusTestProfile {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
+        }
+
+        /** After {@link Services}, whose addresses these replace. */
+        @Override
+        public int order() {
+            return 1;
         }
 
         @Override

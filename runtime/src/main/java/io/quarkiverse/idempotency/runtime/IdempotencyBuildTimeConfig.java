@@ -84,11 +84,20 @@ public interface IdempotencyBuildTimeConfig {
 
         /**
          * The name of the table holding the keys, optionally qualified by a schema ({@code messaging.idempotency}).
-         * Letters, digits and underscores only, starting with a letter or underscore. The table lives in the default
-         * persistence unit's datasource.
+         * Letters, digits and underscores only, starting with a letter or underscore.
          */
         @WithDefault("idempotency_record")
         String table();
+
+        /**
+         * The name of the datasource holding the table, when it is not the default one
+         * ({@code quarkus.datasource."<name>".*}). The store runs its statements there. A {@code @Transactional}
+         * handler's key is written in its transaction only when that transaction can take this datasource's
+         * statements too (the same datasource, or XA): otherwise use {@code @Idempotent(mode = LEASE)}. For schema
+         * generation or queries through the {@code IdempotencyRecord} entity, add its package
+         * ({@code io.quarkiverse.idempotency.runtime.database}) to that datasource's persistence unit.
+         */
+        Optional<String> datasource();
     }
 
     /**

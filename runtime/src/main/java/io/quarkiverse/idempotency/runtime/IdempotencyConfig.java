@@ -194,6 +194,29 @@ public interface IdempotencyConfig {
          */
         @WithDefault("false")
         boolean asynchronousClaimCommit();
+
+        /**
+         * What the extension does with its table at startup. {@code update} creates it, or brings a table of an earlier
+         * version up to date (statements that do nothing when their part is there, taken by one starting instance at a
+         * time); {@code validate} only checks it. Either way, the application stops at startup, with the statements to
+         * run, when the table is missing or outdated. Unset: {@code update} in dev and test mode, {@code validate} in
+         * production, where the shipped Flyway migrations or Liquibase changelog, or {@code update}, create it.
+         */
+        Optional<SchemaManagement.Mode> schemaManagement();
+    }
+
+    /**
+     * Schema management of the database store.
+     */
+    interface SchemaManagement {
+
+        /** What the extension does with its table at startup. */
+        enum Mode {
+            /** Create the table, or bring it up to date. */
+            UPDATE,
+            /** Only check it. */
+            VALIDATE
+        }
     }
 
     /**

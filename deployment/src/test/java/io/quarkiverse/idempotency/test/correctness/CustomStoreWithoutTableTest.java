@@ -24,7 +24,7 @@ import io.quarkus.test.QuarkusUnitTest;
 class CustomStoreWithoutTableTest {
 
     static {
-        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), "");
+        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), TestApps.jdbcPassword());
                 Statement s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS idempotency_record");
         } catch (SQLException e) {

@@ -60,7 +60,7 @@ class AsynchronousClaimCommitTest {
     @Test
     void theClaimTurnsSynchronousCommitOffForItsOwnTransactionOnly() throws SQLException {
         // on a connection of its own, in an explicit transaction, so that the setting can be read before the commit
-        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), "")) {
+        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), TestApps.jdbcPassword())) {
             c.createStatement().execute("SET synchronous_commit = on"); // whatever the server's default
             c.setAutoCommit(false);
             assertEquals("NEW", claim(c, ASYNC_CLAIM, "mode:new"));
@@ -85,7 +85,7 @@ class AsynchronousClaimCommitTest {
     void theConfiguredStoreClaimsAsynchronouslyAndLeavesItsConnectionsAsTheyWere() throws SQLException {
         assertTrue(store.asynchronousClaimCommit(), "the setting reaches the store");
         String serverDefault;
-        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), "")) {
+        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), TestApps.jdbcPassword())) {
             serverDefault = setting(c);
         }
         for (int i = 0; i < 20; i++) {

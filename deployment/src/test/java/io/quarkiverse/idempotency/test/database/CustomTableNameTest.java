@@ -24,7 +24,9 @@ class CustomTableNameTest {
 
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.postgres(new String[0])
-            .overrideConfigKey("quarkus.idempotency.database.table", "messaging_keys");
+            .overrideConfigKey("quarkus.idempotency.database.table", "messaging_keys")
+            // Hibernate ORM alone creates the table here, so that its indexes are the entity's
+            .overrideConfigKey("quarkus.idempotency.database.schema-management", "validate");
 
     @Inject
     DatabaseIdempotencyStore store;
@@ -36,5 +38,15 @@ class CustomTableNameTest {
         assertEquals(1L, QuarkusTransaction.requiringNew().call(() -> IdempotencyRecord.count()));
         assertEquals(1, ((Number) QuarkusTransaction.requiringNew().call(() -> IdempotencyRecord.getSession()
                 .createNativeQuery("SELECT count(*) FROM messaging_keys", Long.class).getSingleResult())).intValue());
+    }
+
+    @Test
+    void itsIndexesAreNamedAfterIt() {
+        // index names are per schema: named after the default table, they would clash with that table's
+        assertEquals("messaging_keys_claims,messaging_keys_expires_at,messaging_keys_pkey",
+                QuarkusTransaction.requiringNew().call(() -> IdempotencyRecord.getSession().createNativeQuery(
+                        "SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes"
+                                + " WHERE tablename = 'messaging_keys'",
+                        String.class).getSingleResult()));
     }
 }

@@ -232,7 +232,7 @@ class InTransactionModeTest {
     @Test
     void aClaimOfTheSeparateClaimModeIsBusyWhileLiveAndTakenOverOnceItsLeaseRanOut() throws SQLException {
         // records of the separate-claim mode: one with a lease, two from the version before leases
-        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), "");
+        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), TestApps.jdbcPassword());
                 PreparedStatement ps = c.prepareStatement("INSERT INTO idempotency_record (scoped_key, scope, state,"
                         + " claimed_by, recorded_at, lease_until, expires_at, attempts) VALUES"
                         + " ('charges:m-5', 'charges', 'CLAIMED', 'dead#1', now() - interval '1 minute',"

@@ -14,12 +14,12 @@ import io.quarkiverse.idempotency.test.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * Startup with the table missing fails, and the message names the remedy.
+ * Startup with the table missing fails, and the message names every way to create it, and its statements.
  */
 class MissingTableTest {
 
     static {
-        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), "");
+        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), TestApps.jdbcPassword());
                 Statement s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS idempotency_record");
         } catch (SQLException e) {
@@ -30,11 +30,15 @@ class MissingTableTest {
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.postgres(new String[0])
             .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
+            .overrideConfigKey("quarkus.idempotency.database.schema-management", "validate")
             .assertException(t -> {
                 for (Throwable c = t; c != null; c = c.getCause()) {
                     if (c.getMessage() != null && c.getMessage().contains("The idempotency table 'idempotency_record'"
-                            + " does not exist") && c.getMessage().contains("classpath:db/idempotency/postgresql")
-                            && c.getMessage().contains("schema-management.strategy")) {
+                            + " does not exist") && c.getMessage().contains("schema-management=update")
+                            && c.getMessage().contains("classpath:db/idempotency/flyway")
+                            && c.getMessage().contains("db/idempotency/liquibase/idempotency-changelog.xml")
+                            && c.getMessage().contains("schema-management.strategy")
+                            && c.getMessage().contains("CREATE TABLE IF NOT EXISTS idempotency_record")) {
                         return;
                     }
                 }

@@ -37,6 +37,7 @@ class DevUIJsonRpcTest extends DevUIJsonRPCTest {
                     "quarkus.idempotency.purge.every=off",
                     "quarkus.datasource.db-kind=postgresql",
                     "quarkus.datasource.username=" + TestApps.jdbcUser(),
+                    "quarkus.datasource.password=" + TestApps.jdbcPassword(),
                     "quarkus.datasource.jdbc.url=" + TestApps.jdbcUrl(),
                     "quarkus.hibernate-orm.schema-management.strategy=drop-and-create",
                     "mp.messaging.incoming.in.connector=smallrye-in-memory",
@@ -65,17 +66,23 @@ class DevUIJsonRpcTest extends DevUIJsonRPCTest {
         assertTrue(state.get("oldestClaimAgeSeconds").asLong() >= 86_400);
         assertTrue(state.get("lastPurge") == null || state.get("lastPurge").isNull(), "no purge ran yet");
 
-        JsonNode purged = executeJsonRPCMethod("purgeNow");
-        assertEquals(2, purged.get("deleted").asInt(), "the two expired keys");
+        assertEquals("4 keys", executeJsonRPCMethod("keyCount").asText(), "the card's label");
+
+        JsonNode started = executeJsonRPCMethod("startPurge");
+        assertTrue(started.get("started").asBoolean(), "the purge runs in the background");
+        for (int i = 0; i < 100 && executeJsonRPCMethod("getState").get("purging").asBoolean(); i++) {
+            Thread.sleep(100); // polling, as the page does
+        }
 
         state = executeJsonRPCMethod("getState");
+        assertTrue(!state.get("purging").asBoolean(), "the purge finished");
         assertEquals(1, state.get("counts").get("CLAIMED").asInt());
         assertEquals(1, state.get("counts").get("CONFIRMED").asInt());
         assertEquals(2, state.get("lastPurge").get("deleted").asInt());
     }
 
     private static void execute(String sql) throws SQLException {
-        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), "");
+        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), TestApps.jdbcPassword());
                 Statement s = c.createStatement()) {
             s.execute(sql);
         }

@@ -15,10 +15,11 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 
+import io.quarkiverse.idempotency.testing.TestServices;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * Test applications consuming the real RabbitMQ (127.0.0.1:5672 unless RABBITMQ_HOST/RABBITMQ_PORT say otherwise),
+ * Test applications consuming the real RabbitMQ (the tests' broker, see TestServices),
  * and the tests' own AMQP connection to it.
  */
 final class RabbitApps {
@@ -48,10 +49,10 @@ final class RabbitApps {
                 .overrideConfigKey("quarkus.datasource.active", "false")
                 .overrideConfigKey("quarkus.hibernate-orm.active", "false")
                 .overrideConfigKey("quarkus.idempotency.store", "memory")
-                .overrideConfigKey("rabbitmq-host", env("RABBITMQ_HOST", "127.0.0.1"))
-                .overrideConfigKey("rabbitmq-port", env("RABBITMQ_PORT", "5672"))
-                .overrideConfigKey("rabbitmq-username", env("RABBITMQ_USERNAME", "guest"))
-                .overrideConfigKey("rabbitmq-password", env("RABBITMQ_PASSWORD", "guest"));
+                .overrideConfigKey("rabbitmq-host", TestServices.rabbitmq().host())
+                .overrideConfigKey("rabbitmq-port", String.valueOf(TestServices.rabbitmq().port()))
+                .overrideConfigKey("rabbitmq-username", TestServices.rabbitmq().user())
+                .overrideConfigKey("rabbitmq-password", TestServices.rabbitmq().password());
     }
 
     /** Wires a channel to the queue of its name, on an exchange of its name. */
@@ -63,10 +64,10 @@ final class RabbitApps {
 
     static Connection connect() throws Exception {
         ConnectionFactory factory = new ConnectionFactory();
-        factory.setHost(env("RABBITMQ_HOST", "127.0.0.1"));
-        factory.setPort(Integer.parseInt(env("RABBITMQ_PORT", "5672")));
-        factory.setUsername(env("RABBITMQ_USERNAME", "guest"));
-        factory.setPassword(env("RABBITMQ_PASSWORD", "guest"));
+        factory.setHost(TestServices.rabbitmq().host());
+        factory.setPort(TestServices.rabbitmq().port());
+        factory.setUsername(TestServices.rabbitmq().user());
+        factory.setPassword(TestServices.rabbitmq().password());
         return factory.newConnection("idempotency-test");
     }
 
@@ -101,10 +102,5 @@ final class RabbitApps {
 
     static String body(GetResponse response) {
         return new String(response.getBody(), StandardCharsets.UTF_8);
-    }
-
-    static String env(String name, String fallback) {
-        String value = System.getenv(name);
-        return value == null || value.isBlank() ? fallback : value;
     }
 }

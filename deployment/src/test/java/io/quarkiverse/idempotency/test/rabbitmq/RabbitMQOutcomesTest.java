@@ -31,10 +31,11 @@ import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.test.DelegatingStore;
+import io.quarkiverse.idempotency.testing.TestServices;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * The outcome mapping on the real RabbitMQ (127.0.0.1:5672 unless RABBITMQ_HOST/RABBITMQ_PORT say otherwise): a
+ * The outcome mapping on the real RabbitMQ (the tests' broker, see TestServices): a
  * message without a key is dead-lettered; a message that meets a broken store is requeued and, once the store is
  * back, handled once.
  */
@@ -54,10 +55,10 @@ class RabbitMQOutcomesTest {
             .overrideConfigKey("quarkus.idempotency.requeue-delay", "200ms")
             // the redelivery must reach the store, which counts it
             .overrideConfigKey("quarkus.idempotency.confirmed-keys-cache-size", "0")
-            .overrideConfigKey("rabbitmq-host", env("RABBITMQ_HOST", "127.0.0.1"))
-            .overrideConfigKey("rabbitmq-port", env("RABBITMQ_PORT", "5672"))
-            .overrideConfigKey("rabbitmq-username", env("RABBITMQ_USERNAME", "guest"))
-            .overrideConfigKey("rabbitmq-password", env("RABBITMQ_PASSWORD", "guest"))
+            .overrideConfigKey("rabbitmq-host", TestServices.rabbitmq().host())
+            .overrideConfigKey("rabbitmq-port", String.valueOf(TestServices.rabbitmq().port()))
+            .overrideConfigKey("rabbitmq-username", TestServices.rabbitmq().user())
+            .overrideConfigKey("rabbitmq-password", TestServices.rabbitmq().password())
             .overrideConfigKey("mp.messaging.incoming.keys.connector", "smallrye-rabbitmq")
             .overrideConfigKey("mp.messaging.incoming.keys.queue.name", KEYS_QUEUE)
             .overrideConfigKey("mp.messaging.incoming.keys.exchange.name", KEYS_QUEUE)
@@ -81,10 +82,10 @@ class RabbitMQOutcomesTest {
     @BeforeAll
     static void connect() throws Exception {
         ConnectionFactory factory = new ConnectionFactory();
-        factory.setHost(env("RABBITMQ_HOST", "127.0.0.1"));
-        factory.setPort(Integer.parseInt(env("RABBITMQ_PORT", "5672")));
-        factory.setUsername(env("RABBITMQ_USERNAME", "guest"));
-        factory.setPassword(env("RABBITMQ_PASSWORD", "guest"));
+        factory.setHost(TestServices.rabbitmq().host());
+        factory.setPort(TestServices.rabbitmq().port());
+        factory.setUsername(TestServices.rabbitmq().user());
+        factory.setPassword(TestServices.rabbitmq().password());
         connection = factory.newConnection("idempotency-test");
         // The connector declares the queues once it has connected; leftovers of an earlier run are purged.
         for (String queue : new String[] { KEYS_QUEUE, OUTAGE_QUEUE, KEYS_QUEUE + ".dlq", OUTAGE_QUEUE + ".dlq" }) {
@@ -137,11 +138,6 @@ class RabbitMQOutcomesTest {
         AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().contentType("text/plain")
                 .messageId(messageId).deliveryMode(2).headers(Map.of()).build();
         amqp.basicPublish("", queue, properties, body.getBytes(StandardCharsets.UTF_8));
-    }
-
-    private static String env(String name, String fallback) {
-        String value = System.getenv(name);
-        return value == null || value.isBlank() ? fallback : value;
     }
 
     @Singleton

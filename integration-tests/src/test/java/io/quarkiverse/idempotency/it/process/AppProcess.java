@@ -16,9 +16,12 @@ import java.util.regex.Pattern;
 
 import org.awaitility.Awaitility;
 
+import io.quarkiverse.idempotency.it.Services;
+
 /**
- * The packaged demo application ({@code target/quarkus-app/quarkus-run.jar}) as a separate process, as it runs in
- * production, which a test can kill with SIGKILL.
+ * The packaged demo application as a separate process, as it runs in production, which a test can kill with SIGKILL:
+ * the native executable when one was built ({@code native.image.path}, in native mode), else
+ * {@code target/quarkus-app/quarkus-run.jar}.
  */
 final class AppProcess implements AutoCloseable {
 
@@ -34,21 +37,13 @@ final class AppProcess implements AutoCloseable {
         this.log = log;
     }
 
+    /** How a process that was expected to stop ended. */
+    record Exited(int code, String log) {
+    }
+
     static AppProcess start(String name, Map<String, String> env) throws IOException {
-        Path jar = Path.of("target", "quarkus-app", "quarkus-run.jar");
-        if (!Files.exists(jar)) {
-            throw new IllegalStateException(jar.toAbsolutePath() + " is missing: package the application first");
-        }
         Path log = Path.of("target", name + ".log");
-        List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElse("java"));
-        command.add("-jar");
-        command.add(jar.toString());
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-        builder.environment().put("QUARKUS_HTTP_PORT", "0");
-        builder.environment().putAll(env);
-        AppProcess app = new AppProcess(name, builder.start(), log);
+        AppProcess app = new AppProcess(name, launch(log, env), log);
         Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
             if (!app.process.isAlive()) {
                 throw new IllegalStateException(name + " exited at startup; see " + log.toAbsolutePath());
@@ -56,6 +51,42 @@ final class AppProcess implements AutoCloseable {
             return app.logText().contains("Installed features");
         });
         return app;
+    }
+
+    /** Starts the application and waits for it to exit by itself (a startup that fails). */
+    static Exited run(String name, Map<String, String> env, Duration atMost) throws Exception {
+        Path log = Path.of("target", name + ".log");
+        Files.deleteIfExists(log);
+        Process process = launch(log, env);
+        if (!process.waitFor(atMost.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            process.destroyForcibly();
+            throw new IllegalStateException(name + " did not exit within " + atMost + "; see " + log.toAbsolutePath());
+        }
+        return new Exited(process.exitValue(), Files.readString(log));
+    }
+
+    private static Process launch(Path log, Map<String, String> env) throws IOException {
+        // a log left by an earlier run would say "Installed features" before this process has started
+        Files.deleteIfExists(log);
+        List<String> command = new ArrayList<>();
+        String nativeImage = System.getProperty("native.image.path");
+        if (nativeImage != null && Files.isExecutable(Path.of(nativeImage))) {
+            command.add(nativeImage);
+        } else {
+            Path jar = Path.of("target", "quarkus-app", "quarkus-run.jar");
+            if (!Files.exists(jar)) {
+                throw new IllegalStateException(jar.toAbsolutePath() + " is missing: package the application first");
+            }
+            command.add(ProcessHandle.current().info().command().orElse("java"));
+            command.add("-jar");
+            command.add(jar.toString());
+        }
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        builder.environment().put("QUARKUS_HTTP_PORT", "0");
+        builder.environment().putAll(Services.environment());
+        builder.environment().putAll(env);
+        return builder.start();
     }
 
     /** SIGKILL: no shutdown hook, no graceful stop, unacked messages and claims left as they are. */

@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency.it.process;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,28 +51,41 @@ class CrashIT {
 
             AppProcess running = AppProcess.start("crash-0", ENV);
             List<String> report = new ArrayList<>();
-            for (int i = 0; i < 3; i++) {
-                // kill once this process has charged a few more, with a full window of payments in flight
-                long target = Ledger.charges() + 30 + 20 * i;
-                await().atMost(Duration.ofSeconds(120)).until(() -> Ledger.charges() >= target);
-                assertEquals(1, broker.consumers(Broker.QUEUE), "this process is the only consumer");
-                running.kill();
-                long chargedAtKill = Ledger.distinctChargedOrders();
-                assertEquals(0, Ledger.claims(), "a kill leaves no claim behind");
-                running = AppProcess.start("crash-" + (i + 1), ENV);
-                // The payments that were in flight went back to the queue with the dead connection: the new process
-                // charges them, and more, at once.
-                long ready = System.nanoTime();
-                long next = Math.min(ORDERS, chargedAtKill + 40);
-                await().atMost(RECOVERY).until(() -> Ledger.distinctChargedOrders() >= next);
-                long recoveryMillis = (System.nanoTime() - ready) / 1_000_000;
-                report.add("kill " + (i + 1) + " at " + chargedAtKill + " orders charged; the restarted process charged"
-                        + " the next 40 (those in flight at the kill among them) in " + recoveryMillis + " ms");
+            try {
+                for (int i = 0; i < 3; i++) {
+                    // kill at a quarter, half and three quarters of the orders, with a full window of payments in flight
+                    long target = (i + 1) * ORDERS / 4;
+                    await().atMost(Duration.ofSeconds(120)).until(() -> Ledger.distinctChargedOrders() >= target);
+                    assertEquals(1, broker.consumers(Broker.QUEUE), "this process is the only consumer");
+                    running.kill();
+                    long chargedAtKill = Ledger.distinctChargedOrders();
+                    assertTrue(chargedAtKill < ORDERS, "killed mid-stream, not after the last payment");
+                    assertEquals(0, Ledger.claims(), "a kill leaves no claim behind");
+                    running = AppProcess.start("crash-" + (i + 1), ENV);
+                    // The payments that were in flight went back to the queue with the dead connection: the new process
+                    // charges them, and more, at once.
+                    long ready = System.nanoTime();
+                    long next = Math.min(ORDERS, chargedAtKill + 40);
+                    await().atMost(RECOVERY).until(() -> Ledger.distinctChargedOrders() >= next);
+                    long recoveryMillis = (System.nanoTime() - ready) / 1_000_000;
+                    report.add("kill " + (i + 1) + " at " + chargedAtKill + " orders charged; the restarted process charged"
+                            + " the next 40 (those in flight at the kill among them) in " + recoveryMillis + " ms");
+                }
+            } catch (RuntimeException | Error e) {
+                running.close(); // a process left running would consume the next test's payments
+                throw e;
             }
             try (AppProcess last = running) {
-                await().atMost(RECOVERY).until(() -> Ledger.distinctChargedOrders() == ORDERS
-                        && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0
-                        && broker.ready(Broker.DLQ) == KEYLESS);
+                try {
+                    await().atMost(RECOVERY).until(() -> Ledger.distinctChargedOrders() == ORDERS
+                            && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0
+                            && broker.ready(Broker.DLQ) == KEYLESS);
+                } catch (org.awaitility.core.ConditionTimeoutException e) {
+                    throw new AssertionError("not all handled within " + RECOVERY + ": " + Ledger.distinctChargedOrders()
+                            + " of " + ORDERS + " orders charged, " + broker.ready(Broker.QUEUE) + " ready in the queue, "
+                            + Ledger.claims() + " claims, " + broker.ready(Broker.DLQ) + " dead-lettered (" + KEYLESS
+                            + " expected); " + String.join("; ", report), e);
+                }
                 double takeovers = last.metric("idempotency_takeovers_total", "channel=\"payments\"");
                 report.add("published " + messages.size() + " messages for " + ORDERS + " orders; charges "
                         + Ledger.charges() + "; dead-lettered " + broker.ready(Broker.DLQ)

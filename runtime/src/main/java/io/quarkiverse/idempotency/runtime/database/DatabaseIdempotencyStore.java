@@ -4,8 +4,11 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -314,8 +317,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     }
 
     /**
-     * @throws StoreMisconfiguredException when the table is missing or the database is not PostgreSQL, naming the
-     *         remedy
+     * @throws StoreMisconfiguredException when the table is missing or from an older version, or the database is not
+     *         PostgreSQL, naming the remedy
      */
     @Override
     public void check() {
@@ -330,6 +333,14 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                 try (PreparedStatement ps = c.prepareStatement(sql.check)) {
                     ps.executeQuery().close();
                 }
+                List<String> missing = missingColumns(c);
+                if (!missing.isEmpty()) {
+                    throw new StoreMisconfiguredException("The idempotency table '" + table + "' is from an older"
+                            + " version of the extension: it lacks " + String.join(", ", missing) + ". Bring it up to"
+                            + " date with " + String.join("; ", sql.schema)
+                            + " (quarkus.idempotency.database.schema-management=update does it at startup; the shipped"
+                            + " Flyway migrations and Liquibase changelog do too)", null);
+                }
                 return null;
             } catch (SQLException e) {
                 if (UNDEFINED_TABLE.equals(e.getSQLState())) {
@@ -340,15 +351,141 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         });
     }
 
-    /** @return the message naming the remedy for a missing table */
+    private List<String> missingColumns(Connection c) throws SQLException {
+        java.util.Set<String> present = new java.util.HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(sql.columns)) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    present.add(rs.getString(1));
+                }
+            }
+        }
+        List<String> missing = new java.util.ArrayList<>();
+        for (String column : RecordStatements.COLUMNS.keySet()) {
+            if (!present.contains(column)) {
+                missing.add(column);
+            }
+        }
+        return missing;
+    }
+
+    /**
+     * Creates the table, or brings one of an earlier version up to date, in one transaction that instances starting
+     * at once take in turn (a transaction-scoped advisory lock): every statement does nothing when its part is there.
+     */
+    public void updateSchema() {
+        onItsOwn(() -> {
+            try (Connection c = dataSource.getConnection()) {
+                boolean autoCommit = c.getAutoCommit();
+                c.setAutoCommit(false);
+                try (Statement s = c.createStatement()) {
+                    s.execute("SELECT pg_advisory_xact_lock(hashtextextended('quarkus-idempotency schema', 0))");
+                    for (String statement : sql.schema) {
+                        s.execute(statement);
+                    }
+                    String outdated = outdatedStateConstraint(c);
+                    if (outdated != null) {
+                        s.execute(RecordStatements.stateConstraint(table, outdated));
+                    }
+                    c.commit();
+                } catch (SQLException e) {
+                    c.rollback();
+                    throw e;
+                } finally {
+                    c.setAutoCommit(autoCommit);
+                }
+                return null;
+            } catch (SQLException e) {
+                throw new IllegalStateException("Could not create or update the idempotency table '" + table + "': "
+                        + e.getMessage(), e);
+            }
+        });
+    }
+
+    // The state column's check constraint of an earlier version lists fewer states: its name, to replace it.
+    private String outdatedStateConstraint(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.stateCheck)) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (!rs.getString(2).contains("DEAD_LETTERED")) {
+                        return rs.getString(1);
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    /** @return the message naming the remedies for a missing table */
     static String missingTable(String table) {
-        String create = IdempotencyRecord.DEFAULT_TABLE.equals(table)
-                ? "the migration shipped in the extension (classpath:db/idempotency/postgresql, e.g."
-                        + " quarkus.flyway.locations=db/migration,classpath:db/idempotency/postgresql)"
-                : "the statements of the migration shipped in the extension (classpath:db/idempotency/postgresql),"
-                        + " with '" + table + "' for idempotency_record";
-        return "The idempotency table '" + table + "' does not exist. Create it with " + create + ", or let Hibernate"
-                + " ORM create it (quarkus.hibernate-orm.schema-management.strategy=update)";
+        return "The idempotency table '" + table + "' does not exist. Create it in one of these ways: let the extension"
+                + " create it at startup (quarkus.idempotency.database.schema-management=update); with Flyway, add"
+                + " classpath:db/idempotency/flyway to quarkus.flyway.locations (a repeatable migration, named after"
+                + " this table); with Liquibase, include db/idempotency/liquibase/idempotency-changelog.xml"
+                + (IdempotencyRecord.DEFAULT_TABLE.equals(table) ? ""
+                        : " (change-log parameter idempotency.table=" + table.substring(table.indexOf('.') + 1) + ")")
+                + "; or with Hibernate ORM (quarkus.hibernate-orm.schema-management.strategy=update). The statements: "
+                + String.join("; ", RecordStatements.schema(table));
+    }
+
+    /**
+     * What the table holds, for display (the Dev UI): keys by state, the oldest live claims, the most recent keys.
+     *
+     * @param rows how many claims and recent keys
+     */
+    public Description describe(int rows) {
+        return onItsOwn(() -> {
+            try (Connection c = dataSource.getConnection()) {
+                Map<String, Long> counts = new java.util.TreeMap<>();
+                for (IdempotencyRecord.State state : IdempotencyRecord.State.values()) {
+                    counts.put(state.name(), 0L);
+                }
+                try (PreparedStatement ps = c.prepareStatement(sql.countByState); ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        counts.put(rs.getString(1), rs.getLong(2));
+                    }
+                }
+                return new Description(counts, records(c, sql.oldestClaims, rows), records(c, sql.mostRecent, rows));
+            } catch (SQLException e) {
+                throw new IllegalStateException(e.getMessage(), e);
+            }
+        });
+    }
+
+    private static List<Map<String, Object>> records(Connection c, String query, int rows) throws SQLException {
+        List<Map<String, Object>> records = new java.util.ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(query)) {
+            ps.setInt(1, rows);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    Map<String, Object> record = new java.util.LinkedHashMap<>();
+                    record.put("key", rs.getString(1));
+                    record.put("scope", rs.getString(2));
+                    record.put("state", rs.getString(3));
+                    record.put("claimedBy", rs.getString(4));
+                    record.put("recordedAt", String.valueOf(rs.getTimestamp(5).toInstant()));
+                    record.put("leaseUntil", rs.getTimestamp(6) == null ? null : rs.getTimestamp(6).toInstant().toString());
+                    record.put("expiresAt", String.valueOf(rs.getTimestamp(7).toInstant()));
+                    record.put("attempts", rs.getInt(8));
+                    record.put("lastFailure", rs.getString(9));
+                    records.add(record);
+                }
+            }
+        }
+        return records;
+    }
+
+    /**
+     * What the table holds.
+     *
+     * @param counts keys by state
+     * @param oldestClaims the oldest live claims first
+     * @param mostRecent the most recently recorded keys first
+     */
+    public record Description(Map<String, Long> counts, List<Map<String, Object>> oldestClaims,
+            List<Map<String, Object>> mostRecent) {
     }
 
     /** @return whether a lease-mode claim's commit skips waiting for its WAL flush */

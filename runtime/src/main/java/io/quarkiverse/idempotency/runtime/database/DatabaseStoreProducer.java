@@ -7,11 +7,13 @@ import jakarta.transaction.TransactionManager;
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
+import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
 import io.quarkus.arc.DefaultBean;
+import io.quarkus.datasource.common.runtime.DataSourceUtil;
 
 /**
  * Produces the database store when it is the selected store, unless the application supplies its own store bean. It
- * uses the default datasource, the one of the default persistence unit.
+ * uses the datasource named by {@code quarkus.idempotency.database.datasource}, by default the default one.
  */
 @Singleton
 public class DatabaseStoreProducer {
@@ -19,8 +21,12 @@ public class DatabaseStoreProducer {
     @Produces
     @Singleton
     @DefaultBean
-    DatabaseIdempotencyStore databaseStore(AgroalDataSource dataSource, TransactionManager transactions,
-            IdempotencyBuildTimeConfig config, IdempotencyConfig runtimeConfig) {
+    DatabaseIdempotencyStore databaseStore(TransactionManager transactions, IdempotencyBuildTimeConfig config,
+            IdempotencyConfig runtimeConfig) {
+        String name = config.database().datasource().orElse(DataSourceUtil.DEFAULT_DATASOURCE_NAME);
+        AgroalDataSource dataSource = AgroalDataSourceUtil.dataSourceIfActive(name)
+                .orElseThrow(() -> new IllegalStateException("The idempotency database store uses datasource '" + name
+                        + "' (quarkus.idempotency.database.datasource), which is not configured or not active"));
         return new DatabaseIdempotencyStore(dataSource, transactions, config.database().table(),
                 runtimeConfig.database().asynchronousClaimCommit());
     }

@@ -1,5 +1,11 @@
 package io.quarkiverse.idempotency.runtime.database;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
 /**
  * Every SQL statement of the database store, for one table. The store binds them; this class is their only home.
  * <p>
@@ -37,6 +43,12 @@ final class RecordStatements {
     final String purge;
     final String oldestClaim;
     final String check;
+    final String columns;
+    final String stateCheck;
+    final List<String> schema;
+    final String countByState;
+    final String oldestClaims;
+    final String mostRecent;
     final String state;
 
     RecordStatements(String table, boolean asynchronousClaimCommit) {
@@ -55,8 +67,68 @@ final class RecordStatements {
         this.oldestClaim = "SELECT extract(epoch FROM now() - min(recorded_at))::float8 FROM " + table
                 + " WHERE state = 'CLAIMED'";
         this.check = "SELECT 1 FROM " + table + " WHERE 1 = 0";
+        this.columns = "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(?) AND attnum > 0"
+                + " AND NOT attisdropped";
+        this.stateCheck = "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = to_regclass(?)"
+                + " AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'";
+        this.schema = schema(table);
+        String row = "SELECT scoped_key, scope, state, claimed_by, recorded_at, lease_until, expires_at, attempts,"
+                + " last_failure FROM " + table;
+        this.countByState = "SELECT state, count(*) FROM " + table + " GROUP BY state";
+        this.oldestClaims = row + " WHERE state = 'CLAIMED' ORDER BY recorded_at LIMIT ?";
+        this.mostRecent = row + " ORDER BY recorded_at DESC LIMIT ?";
         this.state = "SELECT state, CASE WHEN state = 'CLAIMED' THEN (extract(epoch FROM " + LEASE_END
                 + " - now()) * 1000)::bigint END FROM " + table + " WHERE scoped_key = ?";
+    }
+
+    /** The columns the statements need, each with the definition that adds it to a table of an older version. */
+    static final Map<String, String> COLUMNS = columns();
+
+    private static Map<String, String> columns() {
+        Map<String, String> columns = new LinkedHashMap<>();
+        columns.put("scoped_key", "VARCHAR(255) NOT NULL PRIMARY KEY");
+        columns.put("scope", "VARCHAR(255) NOT NULL");
+        columns.put("state", "VARCHAR(16) NOT NULL");
+        columns.put("claimed_by", "VARCHAR(128)");
+        columns.put("recorded_at", "TIMESTAMP WITH TIME ZONE NOT NULL");
+        columns.put("expires_at", "TIMESTAMP WITH TIME ZONE NOT NULL");
+        columns.put("lease_until", "TIMESTAMP WITH TIME ZONE");
+        columns.put("attempts", "INTEGER NOT NULL DEFAULT 0");
+        columns.put("last_failure", "VARCHAR(1000)");
+        return Collections.unmodifiableMap(columns);
+    }
+
+    /** The states a record can be in, as the state column's check constraint lists them. */
+    static final String STATES = "'CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'";
+
+    /**
+     * The table in its current version, from nothing or from any earlier version: every statement does nothing when
+     * its part is already there (the state constraint, which has no such form, is brought up to date by the store
+     * only when it lacks a state). The same statements as the shipped Flyway migrations and Liquibase changelog.
+     */
+    static List<String> schema(String table) {
+        String name = table.substring(table.indexOf('.') + 1);
+        StringBuilder create = new StringBuilder("CREATE TABLE IF NOT EXISTS " + table + " (");
+        COLUMNS.forEach((column, definition) -> create.append(column).append(' ').append(definition).append(", "));
+        create.append("CONSTRAINT ").append(name).append("_state_check CHECK (state IN (").append(STATES).append(")))");
+        List<String> statements = new ArrayList<>();
+        statements.add(create.toString());
+        for (String column : List.of("lease_until", "attempts", "last_failure")) {
+            statements.add("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " " + COLUMNS.get(column));
+        }
+        // The purge deletes by expiry: an index range scan, not a table scan.
+        statements.add("CREATE INDEX IF NOT EXISTS " + name + "_expires_at ON " + table + " (expires_at)");
+        // The age of the oldest live claim (a metric, and the Dev UI) reads only the claims.
+        statements.add("CREATE INDEX IF NOT EXISTS " + name + "_claims ON " + table
+                + " (recorded_at) WHERE state = 'CLAIMED'");
+        return List.copyOf(statements);
+    }
+
+    /** @return the statement that replaces an outdated state constraint */
+    static String stateConstraint(String table, String dropName) {
+        String name = table.substring(table.indexOf('.') + 1);
+        return "ALTER TABLE " + table + " DROP CONSTRAINT IF EXISTS " + dropName + ", ADD CONSTRAINT " + name
+                + "_state_check CHECK (state IN (" + STATES + "))";
     }
 
     /**

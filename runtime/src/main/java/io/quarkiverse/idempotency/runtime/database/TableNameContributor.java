@@ -43,6 +43,13 @@ public class TableNameContributor implements AdditionalMappingContributor {
                 mapped.setSchema(schema);
             }
             mapped.setName(name);
+            // index names are per schema in PostgreSQL: the entity's own would clash with another table's, as the
+            // extension's statements, migrations and changelog name them after the table
+            for (org.hibernate.mapping.Index index : mapped.getIndexes().values()) {
+                if (index.getName().startsWith(IdempotencyRecord.DEFAULT_TABLE + "_")) {
+                    index.setName(name + index.getName().substring(IdempotencyRecord.DEFAULT_TABLE.length()));
+                }
+            }
         }
         String index = name + "_claims";
         metadata.getDatabase().addAuxiliaryDatabaseObject(new SimpleAuxiliaryDatabaseObject(

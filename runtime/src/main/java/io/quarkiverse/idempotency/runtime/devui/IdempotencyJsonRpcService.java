@@ -1,19 +1,25 @@
 package io.quarkiverse.idempotency.runtime.devui;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import jakarta.inject.Inject;
 
 import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
+import io.quarkiverse.idempotency.ScopedKey;
 import io.smallrye.common.annotation.Blocking;
+import io.smallrye.common.annotation.NonBlocking;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 /**
- * What the Dev UI card shows and does: keys by state, the oldest live claims, the most recent keys, the purge job's
- * last run, and a purge on demand. Registered in dev mode only.
+ * What the Dev UI shows and does: keys by state, the oldest live claims, the most recent keys, the purge's last run
+ * and progress, and a purge on demand that runs in the background. Registered in dev mode only.
  */
 public class IdempotencyJsonRpcService {
 
@@ -26,27 +32,65 @@ public class IdempotencyJsonRpcService {
     @Inject
     IdempotencyPurge purge;
 
+    private final AtomicBoolean purging = new AtomicBoolean();
+
     @Blocking
     public JsonObject getState() {
         JsonObject state = new JsonObject().put("store", store.getClass().getSimpleName());
         // By name: applications without Hibernate ORM cannot load the database store's classes.
         if (store.getClass().getName().equals(DATABASE_STORE)) {
-            DatabaseKeys.describe(state, ROWS);
+            DatabaseKeys.describe(store, state, ROWS);
         } else if (store instanceof InMemoryIdempotencyStore memory) {
-            state.put("counts", new JsonObject(Map.of("keys", memory.size())));
-            state.put("oldestClaims", new JsonArray()).put("recent", new JsonArray());
+            describe(memory, state);
         }
         store.oldestClaimAge().ifPresent(age -> state.put("oldestClaimAgeSeconds", age.toSeconds()));
         purge.lastRun().ifPresentOrElse(run -> state.put("lastPurge", new JsonObject()
                 .put("finishedAt", run.finishedAt().toString())
                 .put("deleted", run.deleted())
                 .put("tookMillis", run.took().toMillis())), () -> state.putNull("lastPurge"));
+        state.put("purging", purging.get());
         return state;
     }
 
+    /** The card's label: how many keys the store holds. */
     @Blocking
-    public JsonObject purgeNow() {
-        return new JsonObject().put("deleted", purge.purgeExpired());
+    public String keyCount() {
+        JsonObject state = getState();
+        long keys = 0;
+        for (Map.Entry<String, Object> count : state.getJsonObject("counts", new JsonObject())) {
+            keys += ((Number) count.getValue()).longValue();
+        }
+        return keys + (keys == 1 ? " key" : " keys");
     }
 
+    /** Starts a purge in the background; the page follows it through {@link #getState()}. */
+    @NonBlocking
+    public JsonObject startPurge() {
+        if (!purging.compareAndSet(false, true)) {
+            return new JsonObject().put("started", false);
+        }
+        Infrastructure.getDefaultWorkerPool().execute(() -> {
+            try {
+                purge.purgeExpired();
+            } finally {
+                purging.set(false);
+            }
+        });
+        return new JsonObject().put("started", true);
+    }
+
+    private static void describe(InMemoryIdempotencyStore memory, JsonObject state) {
+        List<Object> rows = new ArrayList<>();
+        Map<String, Long> counts = new java.util.TreeMap<>();
+        for (Map.Entry<ScopedKey, String> entry : memory.describe().entrySet()) {
+            String recordState = entry.getValue().split(" ", 2)[0];
+            counts.merge(recordState, 1L, Long::sum);
+            if (rows.size() < ROWS) {
+                rows.add(new JsonObject().put("scope", entry.getKey().scope()).put("key", entry.getKey().key())
+                        .put("state", entry.getValue()));
+            }
+        }
+        state.put("counts", new JsonObject(new java.util.LinkedHashMap<>(counts)));
+        state.put("oldestClaims", new JsonArray()).put("recent", new JsonArray(rows));
+    }
 }

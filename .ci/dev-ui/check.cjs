@@ -1,0 +1,116 @@
+// The extension's Dev UI page in a real headless Chromium, against the demo application in dev mode on the local
+// services: payments published to RabbitMQ show up as keys in the page's grid; once expired, "Purge expired keys now"
+// removes them, and the page follows the purge to its end. Writes a screenshot of the page with the keys listed.
+// Usage: node check.cjs <dev-mode base URL> <screenshot.png> <retention in seconds the application was started with>
+'use strict';
+const puppeteer = require('puppeteer-core');
+const amqp = require('amqplib');
+
+const [base, screenshot, retentionSeconds] = process.argv.slice(2);
+const chromium = process.env.CHROMIUM || '/usr/bin/chromium';
+const amqpUrl = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
+const page_ = 'qwc-idempotency-keys';
+
+function fail(message) {
+  console.error(`Dev UI check failed: ${message}`);
+  process.exit(1);
+}
+
+async function publish(orders) {
+  const connection = await amqp.connect(amqpUrl);
+  try {
+    const channel = await connection.createConfirmChannel();
+    for (const order of orders) {
+      channel.publish('payments', 'payments', Buffer.from(JSON.stringify({ orderId: order, amountCents: 1200 })),
+        { messageId: `dev-ui-${order}`, contentType: 'application/json', persistent: true });
+    }
+    await channel.waitForConfirms();
+  } finally {
+    await connection.close();
+  }
+}
+
+async function cells(page, grid) {
+  return page.$$eval(`${page_} >>> #${grid} vaadin-grid-cell-content`, els => els.map(e => e.textContent.trim()));
+}
+
+async function until(what, timeoutMs, probe) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) {
+      return value;
+    }
+    if (Date.now() > deadline) {
+      fail(`timed out waiting until ${what}`);
+    }
+    await new Promise(r => setTimeout(r, 500));
+  }
+}
+
+(async () => {
+  const run = Date.now().toString(36);
+  const orders = [1, 2, 3].map(i => `UI-${run}-${i}`);
+  const keys = orders.map(o => `charge:${o}`);
+  const published = Date.now();
+  await publish(orders);
+
+  const browser = await puppeteer.launch({
+    executablePath: chromium, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', e => errors.push(e.message));
+    await page.setViewport({ width: 1500, height: 950 });
+    await page.goto(`${base}/q/dev-ui/quarkus-idempotency/keys`, { waitUntil: 'networkidle0', timeout: 60000 });
+
+    // The page renders the store's summary (not "Loading..." forever, not an error).
+    const store = await until('the page shows the store', 30000, async () => {
+      const found = await page.$$eval(`${page_} >>> #store`, els => els.map(e => e.textContent.trim()));
+      const error = await page.$$eval(`${page_} >>> #error`, els => els.map(e => e.textContent.trim()));
+      if (error.length) {
+        fail(`the page shows an error: ${error[0]}`);
+      }
+      return found[0];
+    });
+
+    // The keys just handled are listed (Refresh until the consumer has charged the three payments).
+    await until('the grid lists the keys just handled', 60000, async () => {
+      const listed = await cells(page, 'recent');
+      if (keys.every(k => listed.includes(k))) {
+        return true;
+      }
+      await page.click(`${page_} >>> #refresh`);
+      return false;
+    });
+    const confirmed = await page.$$eval(`${page_} >>> #count-CONFIRMED`, els => els.map(e => e.textContent.trim()));
+    await page.screenshot({ path: screenshot });
+    console.log(`Dev UI: store ${store}, ${confirmed[0]} confirmed keys, the ${keys.length} new keys listed;`
+      + ` screenshot ${screenshot}`);
+
+    // Once they have expired, purge removes them; the page follows the purge and lists what is left.
+    const expiry = published + (Number(retentionSeconds) + 2) * 1000;
+    await new Promise(r => setTimeout(r, Math.max(0, expiry - Date.now())));
+    await page.click(`${page_} >>> #purge`);
+    const message = await until('the page reports the purge', 60000, async () => {
+      const text = await page.$$eval(`${page_} >>> #message`, els => els.map(e => e.textContent.trim()));
+      return text[0] && text[0].startsWith('Purged') ? text[0] : null;
+    });
+    const left = await cells(page, 'recent');
+    const kept = keys.filter(k => left.includes(k));
+    if (kept.length) {
+      fail(`expired keys still listed after the purge: ${kept.join(', ')}`);
+    }
+    if (!/^Purged [1-9][0-9]* expired keys/.test(message)) {
+      fail(`the purge removed nothing: ${message}`);
+    }
+    if (errors.length) {
+      fail(`JavaScript errors on the page: ${errors.join('; ')}`);
+    }
+    console.log(`Dev UI: "${message}", the expired keys are gone from the grid`);
+  } finally {
+    await browser.close();
+  }
+})().catch(e => fail(e.stack || e));

@@ -1,0 +1,72 @@
+package io.quarkiverse.idempotency.test.schema;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkiverse.idempotency.test.Sql;
+import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * An application that created the table with an earlier version of the extension, and adopts Flyway (baseline on
+ * migrate) with the shipped repeatable migration: the table is brought up to date, its keys kept, and the store,
+ * validating as in production, takes the new states.
+ */
+class FlywayAdoptsOutdatedTableTest {
+
+    static final String SCHEMA = "idempotency_flyway_adopt";
+
+    static {
+        SchemaSql.beforeStart(FlywayAdoptsOutdatedTableTest.class, () -> {
+            List<String> statements = new ArrayList<>(List.of("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE",
+                    "CREATE SCHEMA " + SCHEMA, "SET search_path TO " + SCHEMA));
+            for (String statement : SchemaSql.FIRST_VERSION) {
+                statements.add(statement.replace("%s", "adopted_keys"));
+            }
+            SchemaSql.run(statements.toArray(String[]::new));
+        });
+    }
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
+            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
+            .overrideConfigKey("quarkus.idempotency.database.table", SCHEMA + ".adopted_keys")
+            .overrideConfigKey("quarkus.idempotency.database.schema-management", "validate")
+            .overrideConfigKey("quarkus.flyway.schemas", SCHEMA)
+            .overrideConfigKey("quarkus.flyway.baseline-on-migrate", "true")
+            .overrideConfigKey("quarkus.flyway.migrate-at-start", "true")
+            .overrideConfigKey("quarkus.flyway.locations", "classpath:db/idempotency/flyway");
+
+    @Inject
+    DatabaseIdempotencyStore store;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Test
+    void theOldTableIsUpToDateAndItsKeysAreKept() throws SQLException {
+        assertEquals(ClaimResult.DONE, store.claim(new ScopedKey("s", "handled-before"), "t#1", Duration.ofSeconds(30),
+                Duration.ofHours(1)).result(), "a key handled before the upgrade is still a fact");
+        ScopedKey poison = new ScopedKey("s", "poison");
+        store.claim(poison, "t#2", Duration.ofSeconds(30), Duration.ofHours(1));
+        assertEquals(1, store.recordFailure(poison, "t#2", "boom", 1, Duration.ofHours(1)));
+        Sql sql = new Sql(dataSource);
+        assertEquals("DEAD_LETTERED 1", sql.query("SELECT state || ' ' || attempts FROM " + SCHEMA + ".adopted_keys"
+                + " WHERE scoped_key = 's:poison'"), "the widened constraint takes the new states");
+        assertEquals("adopted_keys_claims", sql.query("SELECT indexname FROM pg_indexes WHERE schemaname = '" + SCHEMA
+                + "' AND indexdef LIKE '%WHERE%CLAIMED%'"));
+    }
+}

@@ -1,0 +1,91 @@
+package io.quarkiverse.idempotency.test.schema;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.spi.Connector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.test.Delivered;
+import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkiverse.idempotency.testing.TestServices;
+import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.reactive.messaging.memory.InMemoryConnector;
+
+/**
+ * The database store on a named datasource (here another database of the same server): its table is created, and its
+ * keys kept, there, not in the default datasource's database.
+ */
+class NamedDataSourceTest {
+
+    static final String KEYS_URL = TestServices.postgres().jdbcUrl("root");
+
+    static {
+        SchemaSql.beforeStart(NamedDataSourceTest.class, () -> {
+            try (Connection c = DriverManager.getConnection(KEYS_URL, TestApps.jdbcUser(), TestApps.jdbcPassword());
+                    Statement s = c.createStatement()) {
+                s.execute("DROP TABLE IF EXISTS named_keys");
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[] { "orders" }, Consumer.class, SchemaSql.class)
+            .overrideConfigKey("quarkus.datasource.keys.db-kind", "postgresql")
+            .overrideConfigKey("quarkus.datasource.keys.username", TestApps.jdbcUser())
+            .overrideConfigKey("quarkus.datasource.keys.password", TestApps.jdbcPassword())
+            .overrideConfigKey("quarkus.datasource.keys.jdbc.url", KEYS_URL)
+            .overrideConfigKey("quarkus.idempotency.database.datasource", "keys")
+            .overrideConfigKey("quarkus.idempotency.database.table", "named_keys");
+
+    @Inject
+    @Connector("smallrye-in-memory")
+    InMemoryConnector connector;
+
+    @Inject
+    Consumer consumer;
+
+    @Test
+    void keysLiveInTheNamedDataSourcesDatabase() throws SQLException {
+        for (int i = 0; i < 2; i++) {
+            Delivered<String> d = Delivered.withId("n-1", "x");
+            connector.source("orders").send(d.message());
+            await().atMost(Duration.ofSeconds(10)).until(d::settled);
+            assertEquals(1, d.acks());
+        }
+        assertEquals(1, consumer.runs.get(), "the duplicate was answered from the named datasource's table");
+        try (Connection c = DriverManager.getConnection(KEYS_URL, TestApps.jdbcUser(), TestApps.jdbcPassword());
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT state FROM named_keys WHERE scoped_key = 'orders:n-1'")) {
+            rs.next();
+            assertEquals("CONFIRMED", rs.getString(1));
+        }
+    }
+
+    @Singleton
+    public static class Consumer {
+        final AtomicInteger runs = new AtomicInteger();
+
+        @Incoming("orders")
+        @Idempotent
+        void handle(String payload) {
+            runs.incrementAndGet();
+        }
+    }
+}

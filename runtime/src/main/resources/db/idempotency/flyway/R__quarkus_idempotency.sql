@@ -1,0 +1,43 @@
+-- The table of the quarkus-idempotency database store (PostgreSQL), for applications whose schema Flyway owns:
+--     quarkus.flyway.locations=db/migration,classpath:db/idempotency/flyway
+-- A repeatable migration: it has no version, so it never joins the application's own version sequence (timestamps
+-- or not), and Flyway runs it after the versioned migrations, again only when a new version of the extension changes
+-- it. Every statement does nothing when its part is already there, so it also adopts a table created by the earlier
+-- versioned scripts, Hibernate ORM or the extension itself.
+-- The placeholders default to quarkus.idempotency.database.table (the extension sets quarkus.flyway.placeholders.*):
+-- idempotency_table as written there, idempotency_table_name without its schema.
+CREATE TABLE IF NOT EXISTS ${idempotency_table} (
+    scoped_key   VARCHAR(255) NOT NULL PRIMARY KEY,
+    scope        VARCHAR(255) NOT NULL,
+    state        VARCHAR(16)  NOT NULL,
+    claimed_by   VARCHAR(128),
+    recorded_at  TIMESTAMP WITH TIME ZONE NOT NULL,
+    expires_at   TIMESTAMP WITH TIME ZONE NOT NULL,
+    lease_until  TIMESTAMP WITH TIME ZONE,
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    last_failure VARCHAR(1000),
+    CONSTRAINT ${idempotency_table_name}_state_check
+        CHECK (state IN ('CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'))
+);
+
+-- A table of an earlier version: leases of seconds, attempt budgets, dead-lettered keys. (Checked first, rather than
+-- ADD COLUMN IF NOT EXISTS, so that a fresh table does not make Flyway log PostgreSQL's "already exists" notices.)
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${idempotency_table}'::regclass
+            AND attname = 'last_failure' AND NOT attisdropped) THEN
+        ALTER TABLE ${idempotency_table} ADD COLUMN IF NOT EXISTS lease_until TIMESTAMP WITH TIME ZONE,
+            ADD COLUMN IF NOT EXISTS attempts INTEGER NOT NULL DEFAULT 0,
+            ADD COLUMN IF NOT EXISTS last_failure VARCHAR(1000),
+            DROP CONSTRAINT IF EXISTS ${idempotency_table_name}_state_check,
+            ADD CONSTRAINT ${idempotency_table_name}_state_check
+                CHECK (state IN ('CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'));
+    END IF;
+END
+$$;
+
+-- The purge job deletes by expiry: an index range scan, not a table scan.
+CREATE INDEX IF NOT EXISTS ${idempotency_table_name}_expires_at ON ${idempotency_table} (expires_at);
+-- The age of the oldest live claim (a metric, and the Dev UI) reads only the claims, not the whole table.
+CREATE INDEX IF NOT EXISTS ${idempotency_table_name}_claims ON ${idempotency_table} (recorded_at)
+    WHERE state = 'CLAIMED';
