@@ -86,6 +86,9 @@ async function until(what, timeoutMs, probe) {
       return false;
     });
     const confirmed = await page.$$eval(`${page_} >>> #count-CONFIRMED`, els => els.map(e => e.textContent.trim()));
+    // Dev UI's own toast about its extension catalogue (the registry is out of reach offline) is not our page.
+    await page.evaluate(() => document.querySelectorAll('vaadin-notification-container, vaadin-notification-card')
+      .forEach(e => { e.style.visibility = 'hidden'; }));
     await page.screenshot({ path: screenshot });
     console.log(`Dev UI: store ${store}, ${confirmed[0]} confirmed keys, the ${keys.length} new keys listed;`
       + ` screenshot ${screenshot}`);

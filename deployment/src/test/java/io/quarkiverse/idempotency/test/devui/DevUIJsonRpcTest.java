@@ -61,8 +61,10 @@ class DevUIJsonRpcTest extends DevUIJsonRPCTest {
         assertEquals("DatabaseIdempotencyStore", state.get("store").asText());
         assertEquals(2, state.get("counts").get("CLAIMED").asInt());
         assertEquals(2, state.get("counts").get("CONFIRMED").asInt());
-        assertEquals("in:old2", state.get("oldestClaims").get(0).get("key").asText(), "oldest claim first");
-        assertEquals("in:done", state.get("recent").get(0).get("key").asText(), "most recent first");
+        assertEquals("old2", state.get("oldestClaims").get(0).get("key").asText(), "oldest claim first");
+        assertEquals("done", state.get("recent").get(0).get("key").asText(),
+                "most recent first, its key as the application made it (the scope has its own column)");
+        assertEquals("in", state.get("recent").get(0).get("scope").asText());
         assertTrue(state.get("oldestClaimAgeSeconds").asLong() >= 86_400);
         assertTrue(state.get("lastPurge") == null || state.get("lastPurge").isNull(), "no purge ran yet");
 

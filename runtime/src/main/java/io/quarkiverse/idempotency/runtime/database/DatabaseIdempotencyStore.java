@@ -461,7 +461,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     Map<String, Object> record = new java.util.LinkedHashMap<>();
-                    record.put("key", rs.getString(1));
+                    record.put("key", RecordStatements.unscoped(rs.getString(1), rs.getString(2)));
                     record.put("scope", rs.getString(2));
                     record.put("state", rs.getString(3));
                     record.put("claimedBy", rs.getString(4));

@@ -284,4 +284,9 @@ final class RecordStatements {
                 + " FROM unnest(?::varchar[], ?::varchar[], ?::bigint[]) AS u(scoped_key, token, lease_ms)"
                 + " WHERE r.scoped_key = u.scoped_key AND r.state = 'CLAIMED' AND r.claimed_by = u.token";
     }
+
+    /** @return the key as the application made it, from the stored scoped key (scope, colon, key) */
+    static String unscoped(String scopedKey, String scope) {
+        return scopedKey.startsWith(scope + ":") ? scopedKey.substring(scope.length() + 1) : scopedKey;
+    }
 }
