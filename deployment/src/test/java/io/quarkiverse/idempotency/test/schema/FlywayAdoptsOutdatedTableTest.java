@@ -1,9 +1,6 @@
 package io.quarkiverse.idempotency.test.schema;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -13,8 +10,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.agroal.api.AgroalDataSource;
-import io.quarkiverse.idempotency.ClaimResult;
-import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.test.Sql;
 import io.quarkiverse.idempotency.test.TestApps;
@@ -58,15 +53,6 @@ class FlywayAdoptsOutdatedTableTest {
 
     @Test
     void theOldTableIsUpToDateAndItsKeysAreKept() throws SQLException {
-        assertEquals(ClaimResult.DONE, store.claim(new ScopedKey("s", "handled-before"), "t#1", Duration.ofSeconds(30),
-                Duration.ofHours(1)).result(), "a key handled before the upgrade is still a fact");
-        ScopedKey poison = new ScopedKey("s", "poison");
-        store.claim(poison, "t#2", Duration.ofSeconds(30), Duration.ofHours(1));
-        assertEquals(1, store.recordFailure(poison, "t#2", "boom", 1, Duration.ofHours(1)));
-        Sql sql = new Sql(dataSource);
-        assertEquals("DEAD_LETTERED 1", sql.query("SELECT state || ' ' || attempts FROM " + SCHEMA + ".adopted_keys"
-                + " WHERE scoped_key = 's:poison'"), "the widened constraint takes the new states");
-        assertEquals("adopted_keys_claims", sql.query("SELECT indexname FROM pg_indexes WHERE schemaname = '" + SCHEMA
-                + "' AND indexdef LIKE '%WHERE%CLAIMED%'"));
+        SchemaSql.assertUpToDate(store, new Sql(dataSource), SCHEMA, "adopted_keys");
     }
 }

@@ -1,10 +1,17 @@
 package io.quarkiverse.idempotency.test.schema;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkiverse.idempotency.test.Sql;
 import io.quarkiverse.idempotency.test.TestApps;
 
 /** Statements run on the test database before an application starts. */
@@ -50,5 +57,24 @@ final class SchemaSql {
         for (String statement : FIRST_VERSION) {
             run(statement.replace("%s", table));
         }
+    }
+
+    /**
+     * Asserts that a first version's table (see {@link #FIRST_VERSION}) was brought up to date: its key still a fact,
+     * the widened state constraint taking a dead letter with its attempts, the claims index there.
+     *
+     * @param schema the table's schema
+     * @param table the table's name, without its schema
+     */
+    static void assertUpToDate(DatabaseIdempotencyStore store, Sql sql, String schema, String table) throws SQLException {
+        assertEquals(ClaimResult.DONE, store.claim(new ScopedKey("s", "handled-before"), "t#1", Duration.ofSeconds(30),
+                Duration.ofHours(1)).result(), "a key handled before the upgrade is still a fact");
+        ScopedKey poison = new ScopedKey("s", "poison");
+        store.claim(poison, "t#2", Duration.ofSeconds(30), Duration.ofHours(1));
+        assertEquals(1, store.recordFailure(poison, "t#2", "boom", 1, Duration.ofHours(1)));
+        assertEquals("DEAD_LETTERED 1", sql.query("SELECT state || ' ' || attempts FROM " + schema + "." + table
+                + " WHERE scoped_key = 's:poison'"), "the widened constraint takes the new states");
+        assertEquals(table + "_claims", sql.query("SELECT indexname FROM pg_indexes WHERE schemaname = '" + schema
+                + "' AND tablename = '" + table + "' AND indexdef LIKE '%WHERE%CLAIMED%'"));
     }
 }

@@ -103,9 +103,9 @@ class PoisonIT {
                 assertEquals("DEAD_LETTERED", state());
                 int logged = 0;
                 for (AppProcess app : apps) {
-                    logged += count(app.logText(), "failed");
+                    logged += count(app.logText(), "PaymentConsumer#charge", "failed");
                 }
-                assertEquals(5, logged, "one line per attempt, across the three processes");
+                assertEquals(5, logged, "one line per attempt of the payment, across the three processes");
             } finally {
                 for (AppProcess app : apps) {
                     app.close();
@@ -122,11 +122,15 @@ class PoisonIT {
         return Ledger.text("SELECT state FROM idempotency_record WHERE scope = 'payments'");
     }
 
-    private static int count(String log, String word) {
+    /**
+     * The extension's lines about one consumer's attempts. (The audit consumer shares the exchange, and a poison
+     * message an earlier test left on its queue, held unacked through a queue purge, may be retried in these processes.)
+     */
+    private static int count(String log, String consumer, String word) {
         int n = 0;
         for (String line : log.split("\n")) {
             if (line.contains("io.quarkiverse.idempotency.delivery") && line.contains("Attempt ")
-                    && line.contains(word)) {
+                    && line.contains(consumer) && line.contains(word)) {
                 n++;
             }
         }
