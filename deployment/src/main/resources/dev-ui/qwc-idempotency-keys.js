@@ -47,7 +47,11 @@ export class QwcIdempotencyKeys extends LitElement {
             } else if (this._purgeStarted) {
                 this._purgeStarted = false;
                 const purge = this._state.lastPurge;
-                this._message = purge ? `Purged ${purge.deleted} expired keys in ${purge.tookMillis} ms` : 'Purged';
+                if (this._state.purgeFailure) {
+                    this._message = `The purge failed: ${this._state.purgeFailure}`;
+                } else {
+                    this._message = purge ? `Purged ${purge.deleted} expired keys in ${purge.tookMillis} ms` : 'Purged';
+                }
             }
         }).catch(error => {
             this._error = `Could not read the idempotency store: ${error?.error?.message ?? error}`;

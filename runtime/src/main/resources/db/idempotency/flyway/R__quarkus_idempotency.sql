@@ -22,16 +22,24 @@ CREATE TABLE IF NOT EXISTS ${idempotency_table} (
 
 -- A table of an earlier version: leases of seconds, attempt budgets, dead-lettered keys. (Checked first, rather than
 -- ADD COLUMN IF NOT EXISTS, so that a fresh table does not make Flyway log PostgreSQL's "already exists" notices.)
+-- The state constraint is checked on its own: Hibernate ORM's schema update adds the columns but never widens it.
 DO $$
+DECLARE
+    outdated TEXT;
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${idempotency_table}'::regclass
             AND attname = 'last_failure' AND NOT attisdropped) THEN
         ALTER TABLE ${idempotency_table} ADD COLUMN IF NOT EXISTS lease_until TIMESTAMP WITH TIME ZONE,
             ADD COLUMN IF NOT EXISTS attempts INTEGER NOT NULL DEFAULT 0,
-            ADD COLUMN IF NOT EXISTS last_failure VARCHAR(1000),
-            DROP CONSTRAINT IF EXISTS ${idempotency_table_name}_state_check,
-            ADD CONSTRAINT ${idempotency_table_name}_state_check
-                CHECK (state IN ('CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'));
+            ADD COLUMN IF NOT EXISTS last_failure VARCHAR(1000);
+    END IF;
+    SELECT conname INTO outdated FROM pg_constraint WHERE conrelid = '${idempotency_table}'::regclass
+        AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'
+        AND pg_get_constraintdef(oid) NOT LIKE '%DEAD_LETTERED%' LIMIT 1;
+    IF outdated IS NOT NULL THEN
+        EXECUTE format('ALTER TABLE ${idempotency_table} DROP CONSTRAINT %I, ADD CONSTRAINT'
+            || ' ${idempotency_table_name}_state_check'
+            || ' CHECK (state IN (''CLAIMED'', ''CONFIRMED'', ''FAILED'', ''DEAD_LETTERED''))', outdated);
     END IF;
 END
 $$;

@@ -225,8 +225,9 @@ class IdempotencyProcessor {
         List<Throwable> found = new ArrayList<>(methods.errors());
         found.addAll(unsupportedConnectors(methods, channels));
         if (DatabaseStoreProcessor.databaseStore(config, capabilities)) {
-            String datasource = config.database().datasource().map(n -> "quarkus.datasource.\"" + n + "\".db-kind")
-                    .orElse("quarkus.datasource.db-kind");
+            String datasource = config.database().datasource()
+                    .filter(n -> !io.quarkus.datasource.common.runtime.DataSourceUtil.isDefault(n))
+                    .map(n -> "quarkus.datasource.\"" + n + "\".db-kind").orElse("quarkus.datasource.db-kind");
             ConfigProvider.getConfig().getOptionalValue(datasource, String.class)
                     .filter(kind -> !POSTGRESQL_KINDS.contains(kind.toLowerCase(java.util.Locale.ROOT)))
                     .ifPresent(kind -> found.add(new StoreConfigurationException("The idempotency database store runs"

@@ -91,9 +91,10 @@ public interface IdempotencyBuildTimeConfig {
 
         /**
          * The name of the datasource holding the table, when it is not the default one
-         * ({@code quarkus.datasource."<name>".*}). The store runs its statements there. A {@code @Transactional}
-         * handler's key is written in its transaction only when that transaction can take this datasource's
-         * statements too (the same datasource, or XA): otherwise use {@code @Idempotent(mode = LEASE)}. For schema
+         * ({@code quarkus.datasource."<name>".*}). The store runs its statements there. Keys are written inside a
+         * {@code @Transactional} handler's transaction (one commit per message) only when they live on the handlers'
+         * datasource: the default one, or the only one. On a datasource of their own, every delivery claims and
+         * confirms there on its own, on a lease (a handler's transaction cannot take a second non-XA datasource). For schema
          * generation or queries through the {@code IdempotencyRecord} entity, add its package
          * ({@code io.quarkiverse.idempotency.runtime.database}) to that datasource's persistence unit.
          */

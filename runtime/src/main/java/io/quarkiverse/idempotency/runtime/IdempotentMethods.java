@@ -105,8 +105,9 @@ public final class IdempotentMethods {
         }
         if (mode == IdempotencyMode.IN_TRANSACTION && !storeJoinsTransactions) {
             throw new IllegalStateException(info.getDescription() + " has @Idempotent(mode = IN_TRANSACTION), but the"
-                    + " idempotency store cannot write keys in a transaction; use the database store, or"
-                    + " mode = LEASE");
+                    + " idempotency store cannot write keys in the handler's transaction (the memory store cannot; the"
+                    + " database store cannot when its datasource, quarkus.idempotency.database.datasource, is not"
+                    + " the handlers' one); keep the keys on the handlers' datasource, or use mode = LEASE");
         }
         return mode;
     }

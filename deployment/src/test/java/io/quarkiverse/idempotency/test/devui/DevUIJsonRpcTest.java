@@ -81,6 +81,27 @@ class DevUIJsonRpcTest extends DevUIJsonRPCTest {
         assertEquals(1, state.get("counts").get("CLAIMED").asInt());
         assertEquals(1, state.get("counts").get("CONFIRMED").asInt());
         assertEquals(2, state.get("lastPurge").get("deleted").asInt());
+        assertTrue(state.get("purgeFailure") == null || state.get("purgeFailure").isNull(), "nothing failed");
+
+        // A purge that fails says why, rather than showing the previous run's figures as its own.
+        execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, expires_at) VALUES"
+                + " ('in:old3', 'in', 'CONFIRMED', 'w-1', now() - interval '2 days', now() - interval '1 day')");
+        execute("CREATE OR REPLACE FUNCTION idempotency_devui_refuse() RETURNS trigger AS"
+                + " $$ BEGIN RAISE EXCEPTION 'deletes refused for this test'; END $$ LANGUAGE plpgsql");
+        execute("CREATE TRIGGER idempotency_devui_refuse BEFORE DELETE ON idempotency_record"
+                + " FOR EACH ROW EXECUTE FUNCTION idempotency_devui_refuse()");
+        try {
+            assertTrue(executeJsonRPCMethod("startPurge").get("started").asBoolean());
+            for (int i = 0; i < 100 && executeJsonRPCMethod("getState").get("purging").asBoolean(); i++) {
+                Thread.sleep(100);
+            }
+            state = executeJsonRPCMethod("getState");
+            assertTrue(state.get("purgeFailure").asText().contains("deletes refused for this test"),
+                    state.get("purgeFailure").toString());
+        } finally {
+            execute("DROP TRIGGER idempotency_devui_refuse ON idempotency_record");
+            execute("DROP FUNCTION idempotency_devui_refuse()");
+        }
     }
 
     private static void execute(String sql) throws SQLException {

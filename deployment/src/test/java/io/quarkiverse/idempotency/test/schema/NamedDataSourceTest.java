@@ -42,11 +42,14 @@ class NamedDataSourceTest {
             } catch (SQLException e) {
                 throw new IllegalStateException(e);
             }
+            SchemaSql.run("DROP TABLE IF EXISTS named_ds_payment",
+                    "CREATE TABLE named_ds_payment (id VARCHAR(64) PRIMARY KEY)");
         });
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[] { "orders" }, Consumer.class, SchemaSql.class)
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[] { "orders", "payments" }, Consumer.class,
+            PaymentConsumer.class, SchemaSql.class)
             .overrideConfigKey("quarkus.datasource.keys.db-kind", "postgresql")
             .overrideConfigKey("quarkus.datasource.keys.username", TestApps.jdbcUser())
             .overrideConfigKey("quarkus.datasource.keys.password", TestApps.jdbcPassword())
@@ -60,6 +63,9 @@ class NamedDataSourceTest {
 
     @Inject
     Consumer consumer;
+
+    @Inject
+    PaymentConsumer payments;
 
     @Test
     void keysLiveInTheNamedDataSourcesDatabase() throws SQLException {
@@ -75,6 +81,48 @@ class NamedDataSourceTest {
                 ResultSet rs = s.executeQuery("SELECT state FROM named_keys WHERE scoped_key = 'orders:n-1'")) {
             rs.next();
             assertEquals("CONFIRMED", rs.getString(1));
+        }
+    }
+
+    /**
+     * A {@code @Transactional} handler whose work goes to the default datasource while the keys live on another: the
+     * key cannot share the handler's commit (two non-XA resources in one transaction are refused), so the delivery
+     * claims and confirms on the keys' datasource on its own, and the handler's transaction holds only its work.
+     */
+    @Test
+    void aTransactionalHandlerOnTheDefaultDataSourceIsHandledOnceWithKeysElsewhere() throws SQLException {
+        for (int i = 0; i < 2; i++) {
+            Delivered<String> d = Delivered.withId("p-1", "x");
+            connector.source("payments").send(d.message());
+            await().atMost(Duration.ofSeconds(10)).until(d::settled);
+            assertEquals(1, d.acks(), "delivery " + (i + 1) + " acked, not nacked: " + d.nacks());
+        }
+        assertEquals(1, payments.runs.get(), "handled once, its duplicate answered from the keys' datasource");
+        assertEquals("1", new io.quarkiverse.idempotency.test.Sql(payments.dataSource)
+                .query("SELECT count(*) FROM named_ds_payment"), "the handler's work committed once");
+        try (Connection c = DriverManager.getConnection(KEYS_URL, TestApps.jdbcUser(), TestApps.jdbcPassword());
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT state FROM named_keys WHERE scoped_key = 'payments:p-1'")) {
+            rs.next();
+            assertEquals("CONFIRMED", rs.getString(1));
+        }
+    }
+
+    @Singleton
+    public static class PaymentConsumer {
+        final AtomicInteger runs = new AtomicInteger();
+
+        @Inject
+        io.agroal.api.AgroalDataSource dataSource;
+
+        @Incoming("payments")
+        @Idempotent
+        @jakarta.transaction.Transactional
+        void handle(String payload) throws SQLException {
+            runs.incrementAndGet();
+            try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+                s.execute("INSERT INTO named_ds_payment VALUES ('p-1')");
+            }
         }
     }
 

@@ -7,6 +7,9 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
 
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.ScopedKey;
@@ -52,6 +55,22 @@ final class SchemaSql {
         }
     }
 
+    /**
+     * Creates the first version's table under a name, then adds the columns the way Hibernate ORM's schema update
+     * does (it adds columns, never widens a check constraint): the columns are there, the constraint is not.
+     */
+    static void hibernateUpgraded(String schema, String table) {
+        List<String> statements = new ArrayList<>(List.of("SET search_path TO " + schema));
+        for (String statement : FIRST_VERSION) {
+            statements.add(statement.replace("%s", table));
+        }
+        for (String column : List.of("lease_until TIMESTAMP WITH TIME ZONE", "attempts INTEGER NOT NULL DEFAULT 0",
+                "last_failure VARCHAR(1000)")) {
+            statements.add("ALTER TABLE " + table + " ADD COLUMN " + column);
+        }
+        run(statements.toArray(String[]::new));
+    }
+
     /** Creates the first version's table under a name. */
     static void firstVersion(String table) {
         for (String statement : FIRST_VERSION) {
@@ -76,5 +95,40 @@ final class SchemaSql {
                 + " WHERE scoped_key = 's:poison'"), "the widened constraint takes the new states");
         assertEquals(table + "_claims", sql.query("SELECT indexname FROM pg_indexes WHERE schemaname = '" + schema
                 + "' AND tablename = '" + table + "' AND indexdef LIKE '%WHERE%CLAIMED%'"));
+    }
+
+    /**
+     * Runs a statement in a transaction that a thread of the test keeps open until the system property {@code release}
+     * is set (at most a minute; then it sets {@code gaveUp}), and rolls it back: another instance's transaction, in
+     * the middle of its work while the application starts.
+     */
+    static void holdOpenTransaction(String statement, String release, String gaveUp) {
+        CountDownLatch open = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(),
+                    TestApps.jdbcPassword()); Statement s = c.createStatement()) {
+                c.setAutoCommit(false);
+                s.execute(statement);
+                open.countDown();
+                for (int i = 0; i < 600 && System.getProperty(release) == null; i++) {
+                    Thread.sleep(100);
+                }
+                if (System.getProperty(release) == null) {
+                    System.setProperty(gaveUp, "true");
+                }
+                c.rollback();
+            } catch (SQLException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            } finally {
+                open.countDown();
+            }
+        }, "open-transaction");
+        holder.setDaemon(true);
+        holder.start();
+        try {
+            open.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

@@ -20,14 +20,14 @@ import io.quarkus.test.QuarkusUnitTest;
 
 /**
  * Without Flyway, Liquibase or Hibernate's schema generation, the extension creates its own table at startup
- * (dev and test mode), under a custom name in a schema of its own: no migration version to clash with the
- * application's, no table name fixed by a shipped script.
+ * (dev and test mode), under a custom name in a schema of its own, which it creates too: no migration version to
+ * clash with the application's, no table name fixed by a shipped script.
  */
 class SchemaUpdateTest {
 
     static {
         SchemaSql.beforeStart(SchemaUpdateTest.class,
-                () -> SchemaSql.run("DROP SCHEMA IF EXISTS idem_update CASCADE", "CREATE SCHEMA idem_update"));
+                () -> SchemaSql.run("DROP SCHEMA IF EXISTS idem_update CASCADE"));
     }
 
     @RegisterExtension

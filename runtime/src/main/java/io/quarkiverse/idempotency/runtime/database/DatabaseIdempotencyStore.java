@@ -45,6 +45,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
 
     private final DataSource dataSource;
     private final String table;
+    private final boolean joinsTransactions;
     private final TransactionManager transactions;
     private final boolean asynchronousClaimCommit;
     private final RecordStatements sql;
@@ -55,6 +56,16 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
      */
     public DatabaseIdempotencyStore(DataSource dataSource, TransactionManager transactions, String table,
             boolean asynchronousClaimCommit) {
+        this(dataSource, transactions, table, asynchronousClaimCommit, true);
+    }
+
+    /**
+     * @param joinsTransactions whether handlers' transactions are on this datasource, so that keys can be written in
+     *        them (see {@link #joinsTransactions()})
+     */
+    public DatabaseIdempotencyStore(DataSource dataSource, TransactionManager transactions, String table,
+            boolean asynchronousClaimCommit, boolean joinsTransactions) {
+        this.joinsTransactions = joinsTransactions;
         this.dataSource = dataSource;
         this.table = table;
         this.transactions = transactions;
@@ -123,9 +134,15 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         };
     }
 
+    /**
+     * @return whether keys are written inside handlers' transactions: only when those transactions are on this
+     *         store's datasource. Keys on a datasource of their own would make a second non-XA resource in the
+     *         handler's transaction, which the transaction manager refuses: the store then claims and confirms on
+     *         its own, on a lease.
+     */
     @Override
     public boolean joinsTransactions() {
-        return true;
+        return joinsTransactions;
     }
 
     /**
@@ -334,10 +351,17 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                     ps.executeQuery().close();
                 }
                 List<String> missing = missingColumns(c);
+                List<String> remedy = new java.util.ArrayList<>(sql.schema);
+                String outdated = outdatedStateConstraint(c);
+                if (outdated != null) {
+                    // e.g. a table Hibernate ORM's schema update brought forward: it adds columns, never constraints
+                    missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + outdated);
+                    remedy.add(RecordStatements.stateConstraint(table, outdated));
+                }
                 if (!missing.isEmpty()) {
                     throw new StoreMisconfiguredException("The idempotency table '" + table + "' is from an older"
                             + " version of the extension: it lacks " + String.join(", ", missing) + ". Bring it up to"
-                            + " date with " + String.join("; ", sql.schema)
+                            + " date with " + String.join("; ", remedy)
                             + " (quarkus.idempotency.database.schema-management=update does it at startup; the shipped"
                             + " Flyway migrations and Liquibase changelog do too)", null);
                 }
@@ -381,12 +405,18 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                 c.setAutoCommit(false);
                 try (Statement s = c.createStatement()) {
                     s.execute("SELECT pg_advisory_xact_lock(hashtextextended('quarkus-idempotency schema', 0))");
-                    for (String statement : sql.schema) {
-                        s.execute(statement);
-                    }
-                    String outdated = outdatedStateConstraint(c);
-                    if (outdated != null) {
-                        s.execute(RecordStatements.stateConstraint(table, outdated));
+                    // Up to date (every start but the first after an upgrade): no DDL, so no table lock that would
+                    // queue the running instances' claims behind this one.
+                    if (!upToDate(c)) {
+                        // A table busy with long transactions fails this start rather than stalling everyone.
+                        s.execute("SET LOCAL lock_timeout = '10s'");
+                        for (String statement : sql.schema) {
+                            s.execute(statement);
+                        }
+                        String outdated = outdatedStateConstraint(c);
+                        if (outdated != null) {
+                            s.execute(RecordStatements.stateConstraint(table, outdated));
+                        }
                     }
                     c.commit();
                 } catch (SQLException e) {
@@ -401,6 +431,22 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                         + e.getMessage(), e);
             }
         });
+    }
+
+    // The table, its columns, its state constraint and its two indexes are all there as this version wants them.
+    private boolean upToDate(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.present)) {
+            ps.setString(1, table);
+            ps.setString(2, table + "_expires_at");
+            ps.setString(3, table + "_claims");
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                if (!rs.getBoolean(1) || !rs.getBoolean(2) || !rs.getBoolean(3)) {
+                    return false;
+                }
+            }
+        }
+        return missingColumns(c).isEmpty() && outdatedStateConstraint(c) == null;
     }
 
     // The state column's check constraint of an earlier version lists fewer states: its name, to replace it.

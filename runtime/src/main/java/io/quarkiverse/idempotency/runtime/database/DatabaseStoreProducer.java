@@ -27,7 +27,10 @@ public class DatabaseStoreProducer {
         AgroalDataSource dataSource = AgroalDataSourceUtil.dataSourceIfActive(name)
                 .orElseThrow(() -> new IllegalStateException("The idempotency database store uses datasource '" + name
                         + "' (quarkus.idempotency.database.datasource), which is not configured or not active"));
+        // Handlers' transactions are on the default datasource (or on the only one): keys elsewhere cannot join them.
+        boolean joinsTransactions = DataSourceUtil.isDefault(name)
+                || AgroalDataSourceUtil.activeDataSourceNames().equals(java.util.Set.of(name));
         return new DatabaseIdempotencyStore(dataSource, transactions, config.database().table(),
-                runtimeConfig.database().asynchronousClaimCommit());
+                runtimeConfig.database().asynchronousClaimCommit(), joinsTransactions);
     }
 }

@@ -45,6 +45,7 @@ final class RecordStatements {
     final String check;
     final String columns;
     final String stateCheck;
+    final String present;
     final List<String> schema;
     final String countByState;
     final String oldestClaims;
@@ -71,6 +72,8 @@ final class RecordStatements {
                 + " AND NOT attisdropped";
         this.stateCheck = "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = to_regclass(?)"
                 + " AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'";
+        // Parameters: the table, its expiry index, its claims index (each named after the table, in its schema).
+        this.present = "SELECT to_regclass(?) IS NOT NULL, to_regclass(?) IS NOT NULL, to_regclass(?) IS NOT NULL";
         this.schema = schema(table);
         String row = "SELECT scoped_key, scope, state, claimed_by, recorded_at, lease_until, expires_at, attempts,"
                 + " last_failure FROM " + table;
@@ -108,10 +111,13 @@ final class RecordStatements {
      */
     static List<String> schema(String table) {
         String name = table.substring(table.indexOf('.') + 1);
+        List<String> statements = new ArrayList<>();
+        if (name.length() < table.length()) {
+            statements.add("CREATE SCHEMA IF NOT EXISTS " + table.substring(0, table.indexOf('.')));
+        }
         StringBuilder create = new StringBuilder("CREATE TABLE IF NOT EXISTS " + table + " (");
         COLUMNS.forEach((column, definition) -> create.append(column).append(' ').append(definition).append(", "));
         create.append("CONSTRAINT ").append(name).append("_state_check CHECK (state IN (").append(STATES).append(")))");
-        List<String> statements = new ArrayList<>();
         statements.add(create.toString());
         for (String column : List.of("lease_until", "attempts", "last_failure")) {
             statements.add("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " " + COLUMNS.get(column));

@@ -33,6 +33,8 @@ public class IdempotencyJsonRpcService {
     IdempotencyPurge purge;
 
     private final AtomicBoolean purging = new AtomicBoolean();
+    /** Why the last purge started here failed, or null. */
+    private volatile String purgeFailure;
 
     @Blocking
     public JsonObject getState() {
@@ -49,6 +51,7 @@ public class IdempotencyJsonRpcService {
                 .put("deleted", run.deleted())
                 .put("tookMillis", run.took().toMillis())), () -> state.putNull("lastPurge"));
         state.put("purging", purging.get());
+        state.put("purgeFailure", purgeFailure);
         return state;
     }
 
@@ -69,9 +72,12 @@ public class IdempotencyJsonRpcService {
         if (!purging.compareAndSet(false, true)) {
             return new JsonObject().put("started", false);
         }
+        purgeFailure = null;
         Infrastructure.getDefaultWorkerPool().execute(() -> {
             try {
                 purge.purgeExpired();
+            } catch (RuntimeException e) {
+                purgeFailure = String.valueOf(e.getMessage());
             } finally {
                 purging.set(false);
             }

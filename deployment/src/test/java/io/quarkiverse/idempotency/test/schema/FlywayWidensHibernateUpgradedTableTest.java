@@ -1,0 +1,52 @@
+package io.quarkiverse.idempotency.test.schema;
+
+import java.sql.SQLException;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkiverse.idempotency.test.Sql;
+import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * A table that Hibernate ORM's schema update brought forward (new columns, old state constraint) adopted by Flyway
+ * with the shipped repeatable migration: the migration widens the constraint although the columns are there, and the
+ * store, validating as in production, records dead letters.
+ */
+class FlywayWidensHibernateUpgradedTableTest {
+
+    static final String SCHEMA = "idempotency_flyway_widen";
+
+    static {
+        SchemaSql.beforeStart(FlywayWidensHibernateUpgradedTableTest.class, () -> {
+            SchemaSql.run("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE", "CREATE SCHEMA " + SCHEMA);
+            SchemaSql.hibernateUpgraded(SCHEMA, "widened_keys");
+        });
+    }
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
+            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
+            .overrideConfigKey("quarkus.idempotency.database.table", SCHEMA + ".widened_keys")
+            .overrideConfigKey("quarkus.idempotency.database.schema-management", "validate")
+            .overrideConfigKey("quarkus.flyway.schemas", SCHEMA)
+            .overrideConfigKey("quarkus.flyway.baseline-on-migrate", "true")
+            .overrideConfigKey("quarkus.flyway.migrate-at-start", "true")
+            .overrideConfigKey("quarkus.flyway.locations", "classpath:db/idempotency/flyway");
+
+    @Inject
+    DatabaseIdempotencyStore store;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Test
+    void theConstraintIsWidenedAndTheKeysKept() throws SQLException {
+        SchemaSql.assertUpToDate(store, new Sql(dataSource), SCHEMA, "widened_keys");
+    }
+}
