@@ -1,5 +1,6 @@
 package io.quarkiverse.idempotency.test.devui;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -7,6 +8,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -72,9 +74,7 @@ class DevUIJsonRpcTest extends DevUIJsonRPCTest {
 
         JsonNode started = executeJsonRPCMethod("startPurge");
         assertTrue(started.get("started").asBoolean(), "the purge runs in the background");
-        for (int i = 0; i < 100 && executeJsonRPCMethod("getState").get("purging").asBoolean(); i++) {
-            Thread.sleep(100); // polling, as the page does
-        }
+        awaitPurgeEnd(); // polling, as the page does
 
         state = executeJsonRPCMethod("getState");
         assertTrue(!state.get("purging").asBoolean(), "the purge finished");
@@ -92,9 +92,7 @@ class DevUIJsonRpcTest extends DevUIJsonRPCTest {
                 + " FOR EACH ROW EXECUTE FUNCTION idempotency_devui_refuse()");
         try {
             assertTrue(executeJsonRPCMethod("startPurge").get("started").asBoolean());
-            for (int i = 0; i < 100 && executeJsonRPCMethod("getState").get("purging").asBoolean(); i++) {
-                Thread.sleep(100);
-            }
+            awaitPurgeEnd();
             state = executeJsonRPCMethod("getState");
             assertTrue(state.get("purgeFailure").asText().contains("deletes refused for this test"),
                     state.get("purgeFailure").toString());
@@ -102,6 +100,11 @@ class DevUIJsonRpcTest extends DevUIJsonRPCTest {
             execute("DROP TRIGGER idempotency_devui_refuse ON idempotency_record");
             execute("DROP FUNCTION idempotency_devui_refuse()");
         }
+    }
+
+    private void awaitPurgeEnd() {
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                .until(() -> !executeJsonRPCMethod("getState").get("purging").asBoolean());
     }
 
     private static void execute(String sql) throws SQLException {

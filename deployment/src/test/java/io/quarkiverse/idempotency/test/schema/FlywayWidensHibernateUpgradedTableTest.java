@@ -10,7 +10,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.test.Sql;
-import io.quarkiverse.idempotency.test.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -30,14 +29,7 @@ class FlywayWidensHibernateUpgradedTableTest {
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
-            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
-            .overrideConfigKey("quarkus.idempotency.database.table", SCHEMA + ".widened_keys")
-            .overrideConfigKey("quarkus.idempotency.database.schema-management", "validate")
-            .overrideConfigKey("quarkus.flyway.schemas", SCHEMA)
-            .overrideConfigKey("quarkus.flyway.baseline-on-migrate", "true")
-            .overrideConfigKey("quarkus.flyway.migrate-at-start", "true")
-            .overrideConfigKey("quarkus.flyway.locations", "classpath:db/idempotency/flyway");
+    static final QuarkusUnitTest APP = SchemaSql.flywayApp(SCHEMA, "widened_keys");
 
     @Inject
     DatabaseIdempotencyStore store;

@@ -69,19 +69,9 @@ class NamedDataSourceTest {
 
     @Test
     void keysLiveInTheNamedDataSourcesDatabase() throws SQLException {
-        for (int i = 0; i < 2; i++) {
-            Delivered<String> d = Delivered.withId("n-1", "x");
-            connector.source("orders").send(d.message());
-            await().atMost(Duration.ofSeconds(10)).until(d::settled);
-            assertEquals(1, d.acks());
-        }
+        deliverTwiceAcked("orders", "n-1");
         assertEquals(1, consumer.runs.get(), "the duplicate was answered from the named datasource's table");
-        try (Connection c = DriverManager.getConnection(KEYS_URL, TestApps.jdbcUser(), TestApps.jdbcPassword());
-                Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT state FROM named_keys WHERE scoped_key = 'orders:n-1'")) {
-            rs.next();
-            assertEquals("CONFIRMED", rs.getString(1));
-        }
+        assertEquals("CONFIRMED", stateInKeysDatabase("orders:n-1"));
     }
 
     /**
@@ -91,20 +81,28 @@ class NamedDataSourceTest {
      */
     @Test
     void aTransactionalHandlerOnTheDefaultDataSourceIsHandledOnceWithKeysElsewhere() throws SQLException {
-        for (int i = 0; i < 2; i++) {
-            Delivered<String> d = Delivered.withId("p-1", "x");
-            connector.source("payments").send(d.message());
-            await().atMost(Duration.ofSeconds(10)).until(d::settled);
-            assertEquals(1, d.acks(), "delivery " + (i + 1) + " acked, not nacked: " + d.nacks());
-        }
+        deliverTwiceAcked("payments", "p-1");
         assertEquals(1, payments.runs.get(), "handled once, its duplicate answered from the keys' datasource");
         assertEquals("1", new io.quarkiverse.idempotency.test.Sql(payments.dataSource)
                 .query("SELECT count(*) FROM named_ds_payment"), "the handler's work committed once");
+        assertEquals("CONFIRMED", stateInKeysDatabase("payments:p-1"));
+    }
+
+    // The same message id delivered twice: both deliveries acked (the second one a duplicate).
+    private void deliverTwiceAcked(String channel, String id) {
+        for (int i = 0; i < 2; i++) {
+            Delivered<String> d = Delivered.withId(id, "x");
+            connector.source(channel).send(d.message());
+            await().atMost(Duration.ofSeconds(10)).until(d::settled);
+            assertEquals(1, d.acks(), "delivery " + (i + 1) + " acked, not nacked: " + d.nacks());
+        }
+    }
+
+    private static String stateInKeysDatabase(String scopedKey) throws SQLException {
         try (Connection c = DriverManager.getConnection(KEYS_URL, TestApps.jdbcUser(), TestApps.jdbcPassword());
                 Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT state FROM named_keys WHERE scoped_key = 'payments:p-1'")) {
-            rs.next();
-            assertEquals("CONFIRMED", rs.getString(1));
+                ResultSet rs = s.executeQuery("SELECT state FROM named_keys WHERE scoped_key = '" + scopedKey + "'")) {
+            return rs.next() ? rs.getString(1) : null;
         }
     }
 

@@ -1,5 +1,6 @@
 package io.quarkiverse.idempotency.test.schema;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.sql.Connection;
@@ -11,11 +12,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
+import org.awaitility.core.ConditionTimeoutException;
+
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.test.Sql;
 import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkus.test.QuarkusUnitTest;
 
 /** Statements run on the test database before an application starts. */
 final class SchemaSql {
@@ -110,14 +114,13 @@ final class SchemaSql {
                 c.setAutoCommit(false);
                 s.execute(statement);
                 open.countDown();
-                for (int i = 0; i < 600 && System.getProperty(release) == null; i++) {
-                    Thread.sleep(100);
-                }
-                if (System.getProperty(release) == null) {
+                try {
+                    await().atMost(Duration.ofMinutes(1)).until(() -> System.getProperty(release) != null);
+                } catch (ConditionTimeoutException e) {
                     System.setProperty(gaveUp, "true");
                 }
                 c.rollback();
-            } catch (SQLException | InterruptedException e) {
+            } catch (SQLException e) {
                 throw new IllegalStateException(e);
             } finally {
                 open.countDown();
@@ -130,5 +133,46 @@ final class SchemaSql {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * An application whose schema Flyway owns with only the extension's repeatable migration, in a schema of its own
+     * (baseline on migrate: the schema already has tables), the store validating as in production.
+     */
+    static QuarkusUnitTest flywayApp(String schema, String table) {
+        return TestApps.postgres(new String[0], SchemaSql.class)
+                .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
+                .overrideConfigKey("quarkus.idempotency.database.table", schema + "." + table)
+                .overrideConfigKey("quarkus.idempotency.database.schema-management", "validate")
+                .overrideConfigKey("quarkus.flyway.schemas", schema)
+                .overrideConfigKey("quarkus.flyway.baseline-on-migrate", "true")
+                .overrideConfigKey("quarkus.flyway.migrate-at-start", "true")
+                .overrideConfigKey("quarkus.flyway.locations", "classpath:db/idempotency/flyway");
+    }
+
+    /**
+     * An application validating an outdated table: its startup must fail with the outdated-table error, whose message
+     * contains each of {@code expected} (what is missing, the statements that add it).
+     */
+    static QuarkusUnitTest validateFailsNaming(String table, String... expected) {
+        return TestApps.postgres(new String[0], SchemaSql.class)
+                .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
+                .overrideConfigKey("quarkus.idempotency.database.table", table)
+                .overrideConfigKey("quarkus.idempotency.database.schema-management", "validate")
+                .assertException(t -> {
+                    for (Throwable c = t; c != null; c = c.getCause()) {
+                        String m = c.getMessage();
+                        if (m != null && m.contains("The idempotency table '" + table + "' is from an older version")) {
+                            for (String part : expected) {
+                                if (!m.contains(part)) {
+                                    throw new AssertionError("the message must name what is missing and the remedy ("
+                                            + part + "): " + m);
+                                }
+                            }
+                            return;
+                        }
+                    }
+                    throw new AssertionError("expected the outdated-table error", t);
+                });
     }
 }
