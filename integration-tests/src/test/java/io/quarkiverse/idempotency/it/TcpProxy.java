@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.Set;
@@ -18,61 +17,63 @@ public final class TcpProxy implements AutoCloseable {
 
     private final String targetHost;
     private final int targetPort;
-    private final int port;
+    private final ServerSocket server;
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
-    private volatile ServerSocket server;
+    private volatile boolean open = true;
 
     public TcpProxy(String targetHost, int targetPort) throws IOException {
         this.targetHost = targetHost;
         this.targetPort = targetPort;
-        try (ServerSocket probe = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            this.port = probe.getLocalPort();
-        }
-        restore();
+        // Listens until closed, also while cut: a port given up between a cut and a restore can be taken by any
+        // outgoing connection on the machine as its ephemeral port, and the proxy could not have it back.
+        this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread acceptor = new Thread(this::accept, "tcp-proxy-accept-" + port());
+        acceptor.setDaemon(true);
+        acceptor.start();
     }
 
     public int port() {
-        return port;
+        return server.getLocalPort();
     }
 
-    /** Drops every connection and refuses new ones. */
+    /** Drops every connection and refuses new ones: each is closed as soon as it is accepted. */
     public synchronized void cut() {
-        ServerSocket s = server;
-        server = null;
-        closeQuietly(s);
+        open = false;
         for (Socket socket : sockets) {
             closeQuietly(socket);
         }
         sockets.clear();
     }
 
-    /** Accepts connections again, on the same port. */
-    public synchronized void restore() throws IOException {
-        if (server != null) {
-            return;
-        }
-        ServerSocket s = new ServerSocket();
-        s.setReuseAddress(true);
-        s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
-        server = s;
-        Thread acceptor = new Thread(() -> accept(s), "tcp-proxy-accept-" + port);
-        acceptor.setDaemon(true);
-        acceptor.start();
+    /** Accepts connections again. */
+    public synchronized void restore() {
+        open = true;
     }
 
-    private void accept(ServerSocket s) {
-        while (!s.isClosed()) {
+    private void accept() {
+        while (!server.isClosed()) {
+            Socket client = null;
             try {
-                Socket client = s.accept();
-                Socket upstream = new Socket(targetHost, targetPort);
-                sockets.add(client);
-                sockets.add(upstream);
-                pump(client, upstream);
-                pump(upstream, client);
+                client = server.accept();
+                connect(client);
             } catch (IOException e) {
-                // closed by cut(), or the upstream refused: the client sees its connection drop
+                // closed by close(), or the upstream refused: the client sees its connection drop
+                closeQuietly(client);
             }
         }
+    }
+
+    /** Under the lock {@link #cut()} takes, so that no connection it did not see outlives it. */
+    private synchronized void connect(Socket client) throws IOException {
+        if (!open) {
+            closeQuietly(client);
+            return;
+        }
+        Socket upstream = new Socket(targetHost, targetPort);
+        sockets.add(client);
+        sockets.add(upstream);
+        pump(client, upstream);
+        pump(upstream, client);
     }
 
     private void pump(Socket from, Socket to) {
@@ -92,7 +93,7 @@ public final class TcpProxy implements AutoCloseable {
                 sockets.remove(from);
                 sockets.remove(to);
             }
-        }, "tcp-proxy-pump-" + port);
+        }, "tcp-proxy-pump-" + port());
         t.setDaemon(true);
         t.start();
     }
@@ -100,6 +101,7 @@ public final class TcpProxy implements AutoCloseable {
     @Override
     public void close() {
         cut();
+        closeQuietly(server);
     }
 
     private static void closeQuietly(AutoCloseable c) {
