@@ -17,6 +17,7 @@ import org.jboss.jandex.AnnotationTransformation;
 import org.jboss.jandex.ClassType;
 import org.jboss.jandex.DotName;
 import org.jboss.jandex.MethodInfo;
+import org.jboss.jandex.Type;
 
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.Idempotent;
@@ -43,6 +44,9 @@ import io.quarkiverse.idempotency.runtime.StorePurge;
 import io.quarkiverse.idempotency.runtime.TransactionalDeliveryInterceptor;
 import io.quarkiverse.idempotency.runtime.WorkerId;
 import io.quarkiverse.idempotency.runtime.health.IdempotencyStoreHealthCheck;
+import io.quarkiverse.idempotency.runtime.kafka.KafkaChannelCheck;
+import io.quarkiverse.idempotency.runtime.kafka.KafkaIdempotencyFailureHandlerFactory;
+import io.quarkiverse.idempotency.runtime.kafka.KafkaMessageIdReader;
 import io.quarkiverse.idempotency.runtime.micrometer.MicrometerIdempotencyMetrics;
 import io.quarkiverse.idempotency.runtime.rabbitmq.IdempotencyFailureHandlerFactory;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQChannelCheck;
@@ -74,10 +78,17 @@ class IdempotencyProcessor {
 
     private static final String FEATURE = "idempotency";
     private static final String RABBITMQ_CONNECTOR = "smallrye-rabbitmq";
+    private static final String KAFKA_CONNECTOR = IdempotentMethods.KAFKA_CONNECTOR;
     /** The connectors whose failure handling maps the extension's outcomes. */
-    static final List<String> SUPPORTED_CONNECTORS = List.of(RABBITMQ_CONNECTOR, "smallrye-in-memory");
+    static final List<String> SUPPORTED_CONNECTORS = List.of(RABBITMQ_CONNECTOR, KAFKA_CONNECTOR,
+            "smallrye-in-memory");
+    /** What a batch consumer of Kafka takes: records with no outcome each. */
+    private static final Set<String> KAFKA_BATCH_TYPES = Set.of("java.util.List", "java.util.Collection",
+            "io.smallrye.reactive.messaging.kafka.KafkaRecordBatch",
+            "org.apache.kafka.clients.consumer.ConsumerRecords");
     private static final Set<String> POSTGRESQL_KINDS = Set.of("postgresql", "pgsql", "pg", "postgres");
     private static final String RABBITMQ_CONNECTOR_CLASS = "io.smallrye.reactive.messaging.rabbitmq.RabbitMQConnector";
+    private static final String KAFKA_CONNECTOR_CLASS = "io.smallrye.reactive.messaging.kafka.KafkaConnector";
     private static final Pattern TABLE_NAME = Pattern
             .compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
@@ -112,6 +123,12 @@ class IdempotencyProcessor {
             beans.produce(AdditionalBeanBuildItem.builder()
                     .addBeanClasses(RabbitMQMessageIdReader.class, IdempotencyFailureHandlerFactory.class,
                             RabbitMQChannelCheck.class)
+                    .setUnremovable().build());
+        }
+        if (kafkaPresent()) {
+            beans.produce(AdditionalBeanBuildItem.builder()
+                    .addBeanClasses(KafkaMessageIdReader.class, KafkaIdempotencyFailureHandlerFactory.class,
+                            KafkaChannelCheck.class)
                     .setUnremovable().build());
         }
         if (storeKind(config, capabilities) == StoreKind.MEMORY || capabilities.isMissing(Capability.HIBERNATE_ORM)) {
@@ -277,6 +294,8 @@ class IdempotencyProcessor {
                             + " consumes channel '" + name + "', which no connector feeds (an internal channel): its"
                             + " outcomes would go back to whatever emitted the message, which cannot wait and retry",
                             "channel=" + name, "put @Idempotent on the method that consumes from the broker"));
+                } else if (KAFKA_CONNECTOR.equals(connector)) {
+                    kafka(entry, name).ifPresent(errors::add);
                 } else if (connector != null && !SUPPORTED_CONNECTORS.contains(connector)) {
                     errors.add(new UnsupportedConnectorException("@Idempotent method " + entry.info().getDescription()
                             + " consumes channel '" + name + "' of connector " + connector + ", whose failure handling"
@@ -288,6 +307,32 @@ class IdempotencyProcessor {
             }
         }
         return errors;
+    }
+
+    /**
+     * Kafka cannot requeue one record: a delivery to retry is retried in place by the interceptor, which needs the
+     * method's invocation to end with the record's outcome. A batch has no outcome per record; a Message method or a
+     * processor settles its message after the invocation, through acknowledgements the interceptor cannot retry.
+     */
+    private static Optional<Throwable> kafka(IdempotentMethodsBuildItem.Entry entry, String channel) {
+        IdempotentMethodInfo info = entry.info();
+        Type parameter = entry.method().parametersCount() == 0 ? null : entry.method().parameterType(0);
+        boolean batch = parameter != null && (parameter.kind() == Type.Kind.ARRAY
+                || KAFKA_BATCH_TYPES.contains(parameter.name().toString()));
+        String what = batch
+                ? "consumes a batch of records, which has no outcome per record (one busy or poison record would"
+                        + " hold or dead-letter the others)"
+                : info.isMessageParameter() ? "takes the Message, which it acknowledges itself"
+                        : info.isProcessor() ? "produces a message (@Outgoing), whose acknowledgement comes after the"
+                                + " method returned" : null;
+        if (what == null) {
+            return Optional.empty();
+        }
+        return Optional.of(new UnsupportedConnectorException("@Idempotent method " + info.getDescription()
+                + " consumes Kafka channel '" + channel + "' and " + what + ": Kafka cannot requeue one record, so"
+                + " the extension retries a busy, failed or unstored record in place, inside the method's invocation",
+                "channel=" + channel, "take one record's payload and return void, Uni<Void> or CompletionStage<Void>;"
+                        + " send any output with an Emitter"));
     }
 
     // Two methods consuming one channel (a broadcast) under one scope would share keys: the second never runs.
@@ -311,14 +356,19 @@ class IdempotencyProcessor {
     }
 
     /**
-     * Every RabbitMQ channel consumed by an {@code @Idempotent} method defaults to the idempotency failure strategy,
-     * which maps the outcomes to the broker; application.properties still overrides it.
+     * Every RabbitMQ or Kafka channel consumed by an {@code @Idempotent} method defaults to the idempotency failure
+     * strategy, which maps the outcomes to the broker; application.properties still overrides it (and the startup
+     * checks then say why that loses messages).
      */
     @BuildStep
-    void rabbitMQFailureStrategy(IdempotentMethodsBuildItem methods, List<ChannelBuildItem> channels,
+    void failureStrategy(IdempotentMethodsBuildItem methods, List<ChannelBuildItem> channels,
             BuildProducer<RunTimeConfigurationDefaultBuildItem> defaults) {
-        if (!rabbitMQPresent()) {
-            return;
+        Set<String> connectors = new HashSet<>();
+        if (rabbitMQPresent()) {
+            connectors.add(RABBITMQ_CONNECTOR);
+        }
+        if (kafkaPresent()) {
+            connectors.add(KAFKA_CONNECTOR);
         }
         Set<String> idempotentChannels = new HashSet<>();
         for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
@@ -326,7 +376,7 @@ class IdempotencyProcessor {
         }
         for (ChannelBuildItem channel : channels) {
             if (channel.getDirection() == ChannelDirection.INCOMING && idempotentChannels.contains(channel.getName())
-                    && RABBITMQ_CONNECTOR.equals(channel.getConnector())) {
+                    && connectors.contains(channel.getConnector())) {
                 defaults.produce(new RunTimeConfigurationDefaultBuildItem(
                         "mp.messaging.incoming." + channel.getName() + ".failure-strategy",
                         IdempotencyFailureHandlerFactory.NAME));
@@ -341,6 +391,10 @@ class IdempotencyProcessor {
 
     private static boolean rabbitMQPresent() {
         return QuarkusClassLoader.isClassPresentAtRuntime(RABBITMQ_CONNECTOR_CLASS);
+    }
+
+    private static boolean kafkaPresent() {
+        return QuarkusClassLoader.isClassPresentAtRuntime(KAFKA_CONNECTOR_CLASS);
     }
 
 }

@@ -1,5 +1,7 @@
 package io.quarkiverse.idempotency.test;
 
+import java.util.function.Consumer;
+
 import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.spec.JavaArchive;
 
@@ -86,22 +88,41 @@ public final class TestApps {
      */
     public static QuarkusUnitTest failing(Class<? extends Throwable> expected, String messagePart,
             Class<?>... classes) {
+        return failing(t -> {
+            Throwable found = find(t, expected);
+            if (found == null) {
+                throw new AssertionError("Expected " + expected.getName() + " but got " + t, t);
+            }
+            if (!found.getMessage().contains(messagePart)) {
+                throw new AssertionError("Expected a message containing '" + messagePart + "' but got: "
+                        + found.getMessage(), t);
+            }
+        }, classes);
+    }
+
+    /**
+     * An application on the in-memory store whose build or startup must fail, as {@code assertion} checks.
+     */
+    public static QuarkusUnitTest failing(Consumer<Throwable> assertion, Class<?>... classes) {
         return new QuarkusUnitTest()
                 .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class).addClasses(classes).addClass(TestApps.class))
                 .overrideConfigKey("quarkus.devservices.enabled", "false")
                 .overrideConfigKey("quarkus.idempotency.store", "memory")
                 .overrideConfigKey("quarkus.datasource.active", "false")
                 .overrideConfigKey("quarkus.hibernate-orm.active", "false")
-                .assertException(t -> {
-                    Throwable found = find(t, expected);
-                    if (found == null) {
-                        throw new AssertionError("Expected " + expected.getName() + " but got " + t, t);
-                    }
-                    if (!found.getMessage().contains(messagePart)) {
-                        throw new AssertionError("Expected a message containing '" + messagePart + "' but got: "
-                                + found.getMessage(), t);
-                    }
-                });
+                .assertException(assertion);
+    }
+
+    /** @return every message of {@code t}, its causes and what they suppressed, one per line */
+    public static String messages(Throwable t) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            all.append(c.getMessage()).append('\n');
+            for (Throwable s : c.getSuppressed()) {
+                all.append(messages(s));
+            }
+        }
+        return all.toString();
     }
 
     private static Throwable find(Throwable t, Class<? extends Throwable> expected) {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 
+import io.quarkiverse.idempotency.testing.TcpProxy;
 import io.quarkiverse.idempotency.testing.TestServices;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -37,12 +38,9 @@ public class ProxiedServices implements QuarkusTestProfile {
         @Override
         public Map<String, String> start() {
             try {
-                String dbUrl = Ledger.url();
-                java.net.URI uri = java.net.URI.create(dbUrl.substring("jdbc:".length()));
-                database = new TcpProxy(uri.getHost(), uri.getPort() < 0 ? 5432 : uri.getPort());
+                database = TcpProxy.inFrontOfDatabase(Ledger.url());
                 broker = new TcpProxy(TestServices.rabbitmq().host(), TestServices.rabbitmq().port());
-                String proxiedUrl = "jdbc:postgresql://127.0.0.1:" + database.port() + uri.getPath();
-                return Map.of("quarkus.datasource.jdbc.url", proxiedUrl,
+                return Map.of("quarkus.datasource.jdbc.url", database.jdbcUrl(Ledger.url()),
                         "rabbitmq-host", "127.0.0.1",
                         "rabbitmq-port", String.valueOf(broker.port()));
             } catch (IOException e) {

@@ -45,6 +45,13 @@ public class Services implements QuarkusTestResourceLifecycleManager {
         // the servers outlive the application: the next test class uses them too
     }
 
+    /** The environment of an application process a test starts itself: {@link #environment()}, then {@code env}. */
+    public static Map<String, String> with(Map<String, String> env) {
+        Map<String, String> all = new java.util.HashMap<>(environment());
+        all.putAll(env);
+        return all;
+    }
+
     /** The same settings as environment variables, for an application process a test starts itself. */
     public static Map<String, String> environment() {
         emptyDatabaseOnce();

@@ -3,8 +3,10 @@ package io.quarkiverse.idempotency.runtime;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
@@ -16,6 +18,7 @@ import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
 import io.quarkiverse.idempotency.KeyMissingException;
 import io.quarkiverse.idempotency.MessageIdKey;
 import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkus.runtime.ShutdownEvent;
 import io.vertx.core.Vertx;
 
 /**
@@ -38,6 +41,7 @@ public class Deliveries {
     private final Duration requeueDelay;
     private final String worker;
     private final AtomicLong claims = new AtomicLong();
+    private volatile boolean stopping;
 
     @Inject
     public Deliveries(IdempotencyStore store, IdempotentMethods methods, MessageIdKey messageIds,
@@ -91,6 +95,31 @@ public class Deliveries {
     /** @return how long a message waits before it is redelivered when its key is busy or the store failed */
     public Duration requeueDelay() {
         return requeueDelay;
+    }
+
+    /**
+     * Waits, on the calling (worker) thread, before a delivery is retried in place.
+     *
+     * @return {@code false} when the application began to stop meanwhile (or the thread was interrupted): the
+     *         delivery must not be retried
+     */
+    public boolean awaitRetry(Duration delay) {
+        long end = System.nanoTime() + delay.toNanos();
+        while (!stopping) {
+            long left = end - System.nanoTime();
+            if (left <= 0) {
+                return true;
+            }
+            LockSupport.parkNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)));
+            if (Thread.currentThread().isInterrupted()) {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    void stopping(@Observes ShutdownEvent event) {
+        stopping = true;
     }
 
     /** Counts a delivery whose payload could not be converted for its method, and logs it (bounded). */

@@ -67,6 +67,12 @@ public interface IdempotencyConfig {
     Map<String, Channel> channels();
 
     /**
+     * Kafka channels.
+     */
+    @ConfigDocSection
+    Kafka kafka();
+
+    /**
      * The database store.
      */
     @ConfigDocSection
@@ -168,6 +174,20 @@ public interface IdempotencyConfig {
          * The share of each wait on this channel drawn at random.
          */
         OptionalDouble jitter();
+    }
+
+    /**
+     * Kafka channels.
+     */
+    interface Kafka {
+
+        /**
+         * The record header whose value is the default key (the message id) of a Kafka record that carries no
+         * CloudEvents id ({@code ce_id}). A record with neither is keyed by its topic, partition and offset, which
+         * identifies a redelivery of the same record but not the same order republished as a new record: use a key
+         * function for that.
+         */
+        Optional<String> idHeader();
     }
 
     /**

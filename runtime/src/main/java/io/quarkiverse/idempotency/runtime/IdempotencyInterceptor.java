@@ -1,5 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 import jakarta.annotation.Priority;
@@ -53,6 +55,9 @@ public class IdempotencyInterceptor {
                     + " handled: it is not running on the message's Vert.x context. For the in-memory connector set"
                     + " mp.messaging.incoming.<channel>.run-on-vertx-context=true");
         }
+        if (methods.retriesInPlace(inbound.channel())) {
+            return aroundInPlace(ic, plan, inbound);
+        }
         // The method's own argument: the payload after SmallRye's converters, as the key function expects it.
         Delivery delivery = deliveries.start(plan, inbound.channel(), ic.getParameters()[0],
                 inbound.message().getMetadata());
@@ -62,6 +67,34 @@ public class IdempotencyInterceptor {
             case UNI -> aroundUni(ic, plan, delivery);
             case COMPLETION_STAGE -> aroundUni(ic, plan, delivery).subscribeAsCompletionStage();
         };
+    }
+
+    /**
+     * A channel that cannot requeue one message (Kafka): a delivery to retry is retried here, on the method's worker
+     * thread, after its delay, until it is handled, a duplicate, or dead-lettered (the outcome then goes to the
+     * connector's failure handler). The message is held meanwhile, so its offset is not committed past it and the
+     * messages behind it wait, as the channel's order requires.
+     */
+    private Object aroundInPlace(InvocationContext ic, MethodPlan plan, InboundMessage inbound) throws Exception {
+        for (;;) {
+            Delivery delivery = deliveries.start(plan, inbound.channel(), ic.getParameters()[0],
+                    inbound.message().getMetadata());
+            inbound.started(delivery);
+            try {
+                return switch (plan.returns()) {
+                    case SYNC -> aroundSync(ic, plan, delivery);
+                    // a @Blocking method: its worker thread waits for the outcome, so that it can retry it
+                    case UNI -> Uni.createFrom().item(aroundUni(ic, plan, delivery).await().indefinitely());
+                    case COMPLETION_STAGE ->
+                        CompletableFuture.completedFuture(aroundUni(ic, plan, delivery).await().indefinitely());
+                };
+            } catch (IdempotencyException e) {
+                Duration delay = e.retryDelay() != null ? e.retryDelay() : deliveries.requeueDelay();
+                if (!e.requeue() || !deliveries.awaitRetry(delay)) {
+                    throw e;
+                }
+            }
+        }
     }
 
     private static Object aroundSync(InvocationContext ic, MethodPlan plan, Delivery delivery) throws Exception {

@@ -26,6 +26,9 @@ import io.smallrye.common.expression.Expression;
 public final class IdempotentMethods {
 
     private final MethodPlan[] plans;
+    /** The Kafka connector's name. */
+    public static final String KAFKA_CONNECTOR = "smallrye-kafka";
+
     private final Set<String> channels;
     private final Set<String> processorChannels;
     private final Map<String, String> connectors;
@@ -91,6 +94,15 @@ public final class IdempotentMethods {
     /** @return the connector feeding a channel, as the build found it (configured or detected), or {@code null} */
     public String connector(String channel) {
         return connectors.get(channel);
+    }
+
+    /**
+     * @return whether a delivery of this channel that must be retried (a busy key, a store failure, a failed attempt
+     *         within the budget) is retried in place, the message held meanwhile: Kafka cannot requeue one record,
+     *         and committing past it would lose it
+     */
+    public boolean retriesInPlace(String channel) {
+        return KAFKA_CONNECTOR.equals(connectors.get(channel));
     }
 
     /** @return the shortest lease of any method (or the configured one), which paces lease renewal */

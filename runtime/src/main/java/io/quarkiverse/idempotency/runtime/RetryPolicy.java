@@ -31,6 +31,22 @@ public record RetryPolicy(int maxAttempts, Duration initialDelay, Duration maxDe
         return Duration.ofMillis(Math.max(0, delay));
     }
 
+    /**
+     * @return the longest a message can wait, in total, between its first attempt and its last: every delay of the
+     *         budget at its upper jitter bound
+     */
+    public Duration longestWait() {
+        long initial = initialDelay.toMillis();
+        long max = Math.max(initial, maxDelay.toMillis());
+        long total = 0;
+        for (int failed = 1; failed < maxAttempts; failed++) {
+            int doublings = Math.min(failed - 1, 30);
+            long delay = initial << doublings < 0 || initial << doublings > max ? max : initial << doublings;
+            total += delay + (long) (delay * Math.max(0, jitter));
+        }
+        return Duration.ofMillis(total);
+    }
+
     /** @return whether the attempt that failed as the {@code failedAttempts}-th spent the budget */
     public boolean spentBy(int failedAttempts) {
         return failedAttempts >= maxAttempts;

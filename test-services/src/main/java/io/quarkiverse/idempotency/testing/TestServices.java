@@ -6,14 +6,16 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 
+import org.testcontainers.kafka.KafkaContainer;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 import org.testcontainers.rabbitmq.RabbitMQContainer;
 
 /**
- * The PostgreSQL and RabbitMQ the test suites run against.
+ * The PostgreSQL, RabbitMQ and Kafka the test suites run against.
  * <p>
- * Where {@code TEST_POSTGRES} and {@code TEST_RABBITMQ} ({@code host:port}, as environment variables or system
- * properties {@code test.postgres} and {@code test.rabbitmq}) name running servers, those are used: PostgreSQL with
+ * Where {@code TEST_POSTGRES}, {@code TEST_RABBITMQ} and {@code TEST_KAFKA} ({@code host:port}, as environment
+ * variables or system properties {@code test.postgres}, {@code test.rabbitmq} and {@code test.kafka}) name running
+ * servers, those are used (Kafka without authentication): PostgreSQL with
  * user {@code postgres} and no password (or {@code TEST_POSTGRES_USER}, {@code TEST_POSTGRES_PASSWORD}), RabbitMQ with
  * {@code guest}/{@code guest} (or {@code TEST_RABBITMQ_USER}, {@code TEST_RABBITMQ_PASSWORD}). This project's CI sets
  * them ({@code .ci/run}). Otherwise each server is started once per test JVM as a container with Testcontainers, as
@@ -28,6 +30,7 @@ public final class TestServices {
 
     private static Server postgres;
     private static Server rabbitmq;
+    private static Server kafka;
 
     private TestServices() {
     }
@@ -63,6 +66,23 @@ public final class TestServices {
                     : startRabbitMQ();
         }
         return rabbitmq;
+    }
+
+    /** @return the Kafka broker of the tests ({@link Server#host()}:{@link Server#port()} is its bootstrap server) */
+    public static synchronized Server kafka() {
+        if (kafka == null) {
+            String configured = setting("test.kafka", "TEST_KAFKA");
+            kafka = configured != null ? server(configured, 9092, "", "") : startKafka();
+        }
+        return kafka;
+    }
+
+    @SuppressWarnings("resource")
+    private static Server startKafka() {
+        KafkaContainer container = new KafkaContainer("apache/kafka:4.1.1");
+        container.start();
+        String bootstrap = container.getBootstrapServers();
+        return server(bootstrap.substring(bootstrap.lastIndexOf('/') + 1), 9092, "", "");
     }
 
     @SuppressWarnings("resource") // stopped by Testcontainers when the JVM exits

@@ -18,6 +18,8 @@ import com.rabbitmq.client.GetResponse;
 
 import io.quarkiverse.idempotency.it.Broker;
 import io.quarkiverse.idempotency.it.Ledger;
+import io.quarkiverse.idempotency.it.Services;
+import io.quarkiverse.idempotency.testing.AppProcess;
 
 /**
  * Poison payments against the packaged application: each lands in the dead-letter queue within its attempt budget,
@@ -32,7 +34,7 @@ class PoisonIT {
     void fivePoisonPaymentsAreDeadLetteredWithinTheirBudgetWhileGoodOnesAreChargedOnce() throws Exception {
         // the defaults, but shorter delays: five attempts within a few seconds
         Map<String, String> env = Map.of("QUARKUS_IDEMPOTENCY_RETRY_INITIAL_DELAY", "200ms");
-        try (Broker broker = new Broker(); AppProcess app = AppProcess.start("poison", env)) {
+        try (Broker broker = new Broker(); AppProcess app = AppProcess.start("poison", Services.with(env))) {
             broker.reset();
             Ledger.reset();
             int logLinesBefore = app.logText().split("\n").length;
@@ -86,7 +88,7 @@ class PoisonIT {
         try (Broker broker = new Broker()) {
             List<AppProcess> apps = new ArrayList<>();
             try {
-                AppProcess first = AppProcess.start("poison-restart-a", env);
+                AppProcess first = AppProcess.start("poison-restart-a", Services.with(env));
                 apps.add(first);
                 broker.reset();
                 Ledger.reset();
@@ -95,8 +97,8 @@ class PoisonIT {
                 await().atMost(Duration.ofSeconds(30)).until(() -> attempts() == 1
                         && count(first.logText(), "PaymentConsumer#charge", "failed") == 1);
                 first.kill(); // waiting out its retry delay: the message goes back to the queue with the connection
-                apps.add(AppProcess.start("poison-restart-b", env));
-                apps.add(AppProcess.start("poison-restart-c", env));
+                apps.add(AppProcess.start("poison-restart-b", Services.with(env)));
+                apps.add(AppProcess.start("poison-restart-c", Services.with(env)));
                 GetResponse dead = await().atMost(Duration.ofSeconds(60)).until(broker::nextDeadLetter,
                         r -> r != null);
                 assertEquals("5", header(dead, "x-idempotency-attempts"),

@@ -9,6 +9,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.idempotency.it.Ledger;
+import io.quarkiverse.idempotency.it.Services;
+import io.quarkiverse.idempotency.testing.AppProcess;
 
 /**
  * The packaged application (the native executable in native mode) against empty schemas: Flyway creates the
@@ -20,8 +22,8 @@ class SchemaIT {
     void theMigrationsShippedInTheExtensionCreateItsTable() throws Exception {
         Ledger.execute("DROP SCHEMA IF EXISTS idem_fresh CASCADE");
         Ledger.execute("CREATE SCHEMA idem_fresh");
-        try (AppProcess app = AppProcess.start("schema-fresh", Map.of("QUARKUS_DATASOURCE_JDBC_URL",
-                Ledger.url() + "?currentSchema=idem_fresh"))) {
+        try (AppProcess app = AppProcess.start("schema-fresh", Services.with(Map.of("QUARKUS_DATASOURCE_JDBC_URL",
+                Ledger.url() + "?currentSchema=idem_fresh")))) {
             // the application's V1, then the extension's repeatable migration, from the extension's jar
             assertEquals("1 payments, R quarkus idempotency", Ledger.text("SELECT string_agg(coalesce(version, 'R')"
                     + " || ' ' || description, ', ' ORDER BY installed_rank) FROM idem_fresh.flyway_schema_history"
@@ -35,9 +37,9 @@ class SchemaIT {
     void withoutTheTableStartupFailsNamingTheRemedy() throws Exception {
         Ledger.execute("DROP SCHEMA IF EXISTS idem_empty CASCADE");
         Ledger.execute("CREATE SCHEMA idem_empty");
-        AppProcess.Exited exited = AppProcess.run("schema-missing", Map.of(
+        AppProcess.Exited exited = AppProcess.run("schema-missing", Services.with(Map.of(
                 "QUARKUS_DATASOURCE_JDBC_URL", Ledger.url() + "?currentSchema=idem_empty",
-                "QUARKUS_FLYWAY_MIGRATE_AT_START", "false"), Duration.ofSeconds(60));
+                "QUARKUS_FLYWAY_MIGRATE_AT_START", "false")), Duration.ofSeconds(60));
         assertTrue(exited.code() != 0, "startup fails");
         assertTrue(exited.log().contains("The idempotency table 'idempotency_record' does not exist"), exited.log());
         assertTrue(exited.log().contains("classpath:db/idempotency/flyway"), "names the remedy");

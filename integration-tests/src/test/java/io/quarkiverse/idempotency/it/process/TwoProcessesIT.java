@@ -16,6 +16,8 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.idempotency.it.Broker;
 import io.quarkiverse.idempotency.it.Ledger;
+import io.quarkiverse.idempotency.it.Services;
+import io.quarkiverse.idempotency.testing.AppProcess;
 
 /**
  * Two application processes consume the same queue, with 30% duplicates (redeliveries and republishes): charges equal
@@ -29,8 +31,8 @@ class TwoProcessesIT {
     void twoProcessesWithThirtyPercentDuplicatesChargeEachOrderOnce() throws Exception {
         Map<String, String> env = Map.of("DEMO_GATEWAY_LATENCY", "10ms");
         try (Broker broker = new Broker();
-                AppProcess a = AppProcess.start("two-a", env);
-                AppProcess b = AppProcess.start("two-b", env)) {
+                AppProcess a = AppProcess.start("two-a", Services.with(env));
+                AppProcess b = AppProcess.start("two-b", Services.with(env))) {
             broker.reset();
             Ledger.reset();
             await().atMost(Duration.ofSeconds(30)).until(() -> broker.consumers(Broker.QUEUE) >= 2);

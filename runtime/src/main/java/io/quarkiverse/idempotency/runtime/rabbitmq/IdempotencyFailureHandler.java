@@ -7,11 +7,10 @@ import java.util.concurrent.CompletionStage;
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 import org.jboss.logging.Logger;
 
-import io.quarkiverse.idempotency.AttemptsExhaustedException;
 import io.quarkiverse.idempotency.IdempotencyException;
-import io.quarkiverse.idempotency.KeyMissingException;
 import io.quarkiverse.idempotency.UnreadablePayloadException;
 import io.quarkiverse.idempotency.runtime.Deliveries;
+import io.quarkiverse.idempotency.runtime.Failures;
 import io.quarkiverse.idempotency.runtime.InboundMessage;
 import io.quarkiverse.idempotency.runtime.InboundMessages;
 import io.smallrye.mutiny.Uni;
@@ -53,7 +52,7 @@ final class IdempotencyFailureHandler implements RabbitMQFailureHandler {
     @Override
     public <V> CompletionStage<Void> handle(IncomingRabbitMQMessage<V> message, Metadata metadata, Context context,
             Throwable reason) {
-        IdempotencyException found = outcome(reason);
+        IdempotencyException found = Failures.outcomeOf(reason);
         if (found == null) {
             InboundMessage inbound = InboundMessages.of(message);
             if (inbound != null && inbound.delivery() != null) {
@@ -94,14 +93,11 @@ final class IdempotencyFailureHandler implements RabbitMQFailureHandler {
         if (deadLetters == null) {
             return ClientHolder.runOnContext(context, message, m -> m.rejectMessage(outcome, false));
         }
-        String kind = outcome instanceof AttemptsExhaustedException ? "dead-lettered"
-                : outcome instanceof KeyMissingException ? "key-missing"
-                        : outcome instanceof UnreadablePayloadException ? "unreadable" : "rejected";
         ConsumerClient client = consumer(message);
         long generation = client.generation();
         // Published on the consumer's own AMQP channel, then acknowledged on it: the broker handles the two in order.
         return Uni.createFrom().deferred(() -> client.client().basicPublish(deadLetters.exchange(),
-                deadLetters.routingKey(), DeadLetterTarget.properties(message, channel, kind, outcome),
+                deadLetters.routingKey(), DeadLetterTarget.properties(message, channel, outcome),
                 Buffer.newInstance(message.message.body())))
                 .onItemOrFailure().transformToUni((ignored, failure) -> {
                     if (client.generation() != generation) {
@@ -127,17 +123,5 @@ final class IdempotencyFailureHandler implements RabbitMQFailureHandler {
             consumer = client;
         }
         return client;
-    }
-
-    private static IdempotencyException outcome(Throwable reason) {
-        for (Throwable t = reason; t != null; t = t.getCause()) {
-            if (t instanceof IdempotencyException e) {
-                return e;
-            }
-            if (t.getCause() == t) {
-                break;
-            }
-        }
-        return null;
     }
 }

@@ -5,8 +5,7 @@ import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 
-import org.eclipse.microprofile.config.ConfigProvider;
-
+import io.quarkiverse.idempotency.runtime.DelegateStrategy;
 import io.quarkiverse.idempotency.runtime.Deliveries;
 import io.smallrye.common.annotation.Identifier;
 import io.smallrye.reactive.messaging.rabbitmq.RabbitMQConnector;
@@ -25,13 +24,16 @@ import io.smallrye.reactive.messaging.rabbitmq.fault.RabbitMQFailureHandler;
 public class IdempotencyFailureHandlerFactory implements RabbitMQFailureHandler.Factory {
 
     /** The strategy's name, as given to {@code failure-strategy}. */
-    public static final String NAME = "idempotency";
+    public static final String NAME = DelegateStrategy.IDEMPOTENCY;
 
     /** The channel attribute naming the strategy for failures the extension does not map. */
-    public static final String DELEGATE_ATTRIBUTE = "idempotency.failure-strategy";
+    public static final String DELEGATE_ATTRIBUTE = DelegateStrategy.ATTRIBUTE;
 
     /** The connector-wide failure strategy, which the channel-level default set by the build would hide. */
     public static final String CONNECTOR_STRATEGY = "mp.messaging.connector.smallrye-rabbitmq.failure-strategy";
+
+    private static final String CHOICES = "fail, accept, reject, requeue, or the @Identifier of a"
+            + " RabbitMQFailureHandler.Factory bean";
 
     private final Instance<RabbitMQFailureHandler.Factory> factories;
     private final Deliveries deliveries;
@@ -50,10 +52,7 @@ public class IdempotencyFailureHandlerFactory implements RabbitMQFailureHandler.
         String delegateName = delegateName(configuration);
         Instance<RabbitMQFailureHandler.Factory> delegate = factories.select(Identifier.Literal.of(delegateName));
         if (!delegate.isResolvable()) {
-            throw new IllegalArgumentException("The failure strategy '" + delegateName + "' of channel " + channel
-                    + " (" + "mp.messaging.incoming." + channel + "." + DELEGATE_ATTRIBUTE + " or " + CONNECTOR_STRATEGY
-                    + ") names no RabbitMQ failure strategy; use fail, accept, reject, requeue, or the @Identifier of a"
-                    + " RabbitMQFailureHandler.Factory bean");
+            throw DelegateStrategy.unknown(delegateName, channel, CONNECTOR_STRATEGY, "RabbitMQ", CHOICES);
         }
         return new IdempotencyFailureHandler(channel, delegate.get().create(configuration, connector), deliveries,
                 deadLetterTarget(configuration));
@@ -61,17 +60,8 @@ public class IdempotencyFailureHandlerFactory implements RabbitMQFailureHandler.
 
     /** @return the strategy for failures the extension does not map on this channel */
     static String delegateName(RabbitMQConnectorIncomingConfiguration configuration) {
-        String channel = configuration.getChannel();
-        String name = configuration.config().getOptionalValue(DELEGATE_ATTRIBUTE, String.class)
-                .or(() -> ConfigProvider.getConfig().getOptionalValue(CONNECTOR_STRATEGY, String.class)
-                        .filter(s -> !NAME.equals(s)))
-                .orElse("reject");
-        if (NAME.equals(name)) {
-            throw new IllegalArgumentException("mp.messaging.incoming." + channel + "." + DELEGATE_ATTRIBUTE
-                    + " names the idempotency strategy itself; name the strategy for the failures it does not map"
-                    + " (fail, accept, reject, requeue, or the @Identifier of a RabbitMQFailureHandler.Factory bean)");
-        }
-        return name;
+        return DelegateStrategy.name(configuration.getChannel(), configuration.config(), CONNECTOR_STRATEGY, "reject",
+                CHOICES);
     }
 
     // The exchange and routing key the connector declared the queue with (auto-bind-dlq); without them, dead letters

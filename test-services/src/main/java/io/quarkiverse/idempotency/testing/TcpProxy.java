@@ -1,4 +1,4 @@
-package io.quarkiverse.idempotency.it;
+package io.quarkiverse.idempotency.testing;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URI;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -30,6 +31,19 @@ public final class TcpProxy implements AutoCloseable {
         Thread acceptor = new Thread(this::accept, "tcp-proxy-accept-" + port());
         acceptor.setDaemon(true);
         acceptor.start();
+    }
+
+    /** @return a proxy in front of the PostgreSQL that a JDBC URL names */
+    public static TcpProxy inFrontOfDatabase(String jdbcUrl) throws IOException {
+        URI uri = URI.create(jdbcUrl.substring("jdbc:".length()));
+        return new TcpProxy(uri.getHost(), uri.getPort() < 0 ? 5432 : uri.getPort());
+    }
+
+    /** @return the JDBC URL with this proxy's address in place of the database's */
+    public String jdbcUrl(String jdbcUrl) {
+        URI uri = URI.create(jdbcUrl.substring("jdbc:".length()));
+        return "jdbc:postgresql://127.0.0.1:" + port() + uri.getRawPath()
+                + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
     }
 
     public int port() {

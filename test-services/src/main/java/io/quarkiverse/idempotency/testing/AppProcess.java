@@ -1,4 +1,4 @@
-package io.quarkiverse.idempotency.it.process;
+package io.quarkiverse.idempotency.testing;
 
 import java.io.IOException;
 import java.net.URI;
@@ -16,14 +16,12 @@ import java.util.regex.Pattern;
 
 import org.awaitility.Awaitility;
 
-import io.quarkiverse.idempotency.it.Services;
-
 /**
- * The packaged demo application as a separate process, as it runs in production, which a test can kill with SIGKILL:
- * the native executable when one was built ({@code native.image.path}, in native mode), else
- * {@code target/quarkus-app/quarkus-run.jar}.
+ * The packaged application of the module under test as a separate process, as it runs in production, which a test can
+ * kill with SIGKILL: the native executable when one was built ({@code native.image.path}, in native mode), else
+ * {@code target/quarkus-app/quarkus-run.jar}. Its output goes to {@code target/<name>.log}.
  */
-final class AppProcess implements AutoCloseable {
+public final class AppProcess implements AutoCloseable {
 
     private static final Pattern LISTENING = Pattern.compile("Listening on: http://[^:]+:(\\d+)");
 
@@ -38,10 +36,15 @@ final class AppProcess implements AutoCloseable {
     }
 
     /** How a process that was expected to stop ended. */
-    record Exited(int code, String log) {
+    public record Exited(int code, String log) {
     }
 
-    static AppProcess start(String name, Map<String, String> env) throws IOException {
+    /**
+     * Starts the application and waits until it is up.
+     *
+     * @param env its environment on top of this JVM's: the servers it reaches, its settings
+     */
+    public static AppProcess start(String name, Map<String, String> env) throws IOException {
         Path log = Path.of("target", name + ".log");
         AppProcess app = new AppProcess(name, launch(log, env), log);
         Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
@@ -54,7 +57,7 @@ final class AppProcess implements AutoCloseable {
     }
 
     /** Starts the application and waits for it to exit by itself (a startup that fails). */
-    static Exited run(String name, Map<String, String> env, Duration atMost) throws Exception {
+    public static Exited run(String name, Map<String, String> env, Duration atMost) throws Exception {
         Path log = Path.of("target", name + ".log");
         Files.deleteIfExists(log);
         Process process = launch(log, env);
@@ -84,23 +87,22 @@ final class AppProcess implements AutoCloseable {
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         builder.environment().put("QUARKUS_HTTP_PORT", "0");
-        builder.environment().putAll(Services.environment());
         builder.environment().putAll(env);
         return builder.start();
     }
 
     /** SIGKILL: no shutdown hook, no graceful stop, unacked messages and claims left as they are. */
-    void kill() throws InterruptedException {
+    public void kill() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor();
     }
 
-    long pid() {
+    public long pid() {
         return process.pid();
     }
 
     /** @return the value of a Prometheus counter of this process, summed over series matching all the labels */
-    double metric(String name, String... labels) throws IOException, InterruptedException {
+    public double metric(String name, String... labels) throws IOException, InterruptedException {
         Matcher m = LISTENING.matcher(logText());
         int port = -1;
         while (m.find()) {
@@ -125,7 +127,7 @@ final class AppProcess implements AutoCloseable {
         return sum;
     }
 
-    String logText() throws IOException {
+    public String logText() throws IOException {
         return Files.exists(log) ? Files.readString(log) : "";
     }
 

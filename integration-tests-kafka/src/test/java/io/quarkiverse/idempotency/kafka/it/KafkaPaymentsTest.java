@@ -1,0 +1,112 @@
+package io.quarkiverse.idempotency.kafka.it;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.time.Duration;
+import java.util.List;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.test.junit.QuarkusTest;
+
+/**
+ * The Kafka outcomes on the real broker and PostgreSQL: a republished order, records without a key, and a key being
+ * handled elsewhere, which holds its partition without committing past it.
+ */
+@QuarkusTest
+class KafkaPaymentsTest {
+
+    @Inject
+    MeterRegistry metrics;
+
+    Topics topics;
+
+    @BeforeEach
+    void open() {
+        topics = new Topics();
+    }
+
+    @AfterEach
+    void close() {
+        topics.close();
+    }
+
+    @Test
+    void anOrderRepublishedAsANewRecordIsChargedOnce() {
+        double duplicatesBefore = deliveries("duplicate");
+        topics.publish("A-1", Topics.payment("A-1", 1299));
+        // the outbox republishes it: another record, another offset, maybe another partition
+        topics.publish("outbox-7", Topics.payment("A-1", 1299));
+        topics.publish("A-1", Topics.payment("A-1", 1299));
+        await().atMost(Duration.ofSeconds(30)).until(() -> deliveries("duplicate") - duplicatesBefore >= 2
+                && topics.uncommitted() == 0);
+        assertEquals(1, Charges.of("A-1"), "one charge for three records of one order");
+    }
+
+    @Test
+    void recordsWithoutAKeyGoToTheDeadLetterTopicAndThePartitionMovesOn() {
+        int before = topics.deadLetters().size();
+        topics.publish("K", "{\"amountCents\": 500}");
+        topics.publish("K", "not json at all");
+        topics.publish("K", Topics.payment("K-1", 700));
+        await().atMost(Duration.ofSeconds(30)).until(() -> Charges.of("K-1") == 1 && topics.uncommitted() == 0);
+        List<Topics.DeadLetter> letters = await().atMost(Duration.ofSeconds(10))
+                .until(() -> topics.deadLetters(), l -> l.size() >= before + 2).subList(before, before + 2);
+        assertEquals(List.of("{\"amountCents\": 500}", "not json at all"),
+                letters.stream().map(Topics.DeadLetter::value).toList());
+        for (Topics.DeadLetter letter : letters) {
+            assertEquals("key-missing", letter.headers().get("x-idempotency-outcome"), letter.toString());
+            assertEquals("payments", letter.headers().get("x-idempotency-channel"), letter.toString());
+            assertEquals(KafkaServices.TOPIC, letter.headers().get("dead-letter-topic"), letter.toString());
+        }
+    }
+
+    @Test
+    void aKeyBeingHandledElsewhereHoldsItsPartitionUntilTheOtherDeliveryEnds() throws Exception {
+        // another consumer claimed B-1 a moment ago and is still charging it
+        Charges.execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, expires_at,"
+                + " lease_until) VALUES ('payments:charge:B-1', 'payments', 'CLAIMED', 'elsewhere', now(),"
+                + " now() + interval '1 day', now() + interval '1 minute')");
+        double busyBefore = deliveries("busy");
+        topics.publish("B", Topics.payment("B-1", 100));
+        topics.publish("B", Topics.payment("B-2", 200)); // behind it on the same partition
+        await().atMost(Duration.ofSeconds(20)).until(() -> deliveries("busy") - busyBefore >= 1);
+        assertEquals(0, Charges.of("B-1") + Charges.of("B-2"), "B-2 waits behind B-1, which waits for its holder");
+        assertEquals(true, topics.uncommitted() >= 2, "nothing committed past the busy record");
+
+        // the other delivery fails and gives its claim up: B-1 is charged here, once, then B-2
+        Charges.execute("DELETE FROM idempotency_record WHERE scoped_key = 'payments:charge:B-1'");
+        await().atMost(Duration.ofSeconds(20)).until(() -> Charges.of("B-2") == 1 && topics.uncommitted() == 0);
+        assertEquals(List.of("B-1", "B-2"), Charges.chargedInOrder("B-1", "B-2"));
+    }
+
+    @Test
+    void aKeyConfirmedElsewhereWhileItsRecordWaitsIsADuplicate() {
+        Charges.execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, expires_at,"
+                + " lease_until) VALUES ('payments:charge:C-1', 'payments', 'CLAIMED', 'elsewhere', now(),"
+                + " now() + interval '1 day', now() + interval '1 minute')");
+        double busyBefore = deliveries("busy");
+        double duplicatesBefore = deliveries("duplicate");
+        topics.publish("C", Topics.payment("C-1", 100));
+        await().atMost(Duration.ofSeconds(20)).until(() -> deliveries("busy") - busyBefore >= 1);
+        // the other delivery charged it and committed
+        Charges.execute("INSERT INTO charge (order_id, amount_cents, charged_at) VALUES ('C-1', 100, now())");
+        Charges.execute("UPDATE idempotency_record SET state = 'CONFIRMED', lease_until = NULL"
+                + " WHERE scoped_key = 'payments:charge:C-1'");
+        await().atMost(Duration.ofSeconds(20)).until(() -> deliveries("duplicate") - duplicatesBefore >= 1
+                && topics.uncommitted() == 0);
+        assertEquals(1, Charges.of("C-1"));
+    }
+
+    private double deliveries(String outcome) {
+        var counter = metrics.find("idempotency.deliveries").tag("channel", "payments").tag("outcome", outcome)
+                .counter();
+        return counter == null ? 0 : counter.count();
+    }
+}

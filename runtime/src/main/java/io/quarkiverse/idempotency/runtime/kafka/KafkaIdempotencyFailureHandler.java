@@ -1,0 +1,82 @@
+package io.quarkiverse.idempotency.runtime.kafka;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.eclipse.microprofile.reactive.messaging.Metadata;
+
+import io.quarkiverse.idempotency.IdempotencyException;
+import io.quarkiverse.idempotency.UnreadablePayloadException;
+import io.quarkiverse.idempotency.runtime.DeadLetterHeaders;
+import io.quarkiverse.idempotency.runtime.Deliveries;
+import io.quarkiverse.idempotency.runtime.Failures;
+import io.quarkiverse.idempotency.runtime.InboundMessage;
+import io.quarkiverse.idempotency.runtime.InboundMessages;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.reactive.messaging.kafka.IncomingKafkaRecord;
+import io.smallrye.reactive.messaging.kafka.api.OutgoingKafkaRecordMetadata;
+import io.smallrye.reactive.messaging.kafka.fault.KafkaFailureHandler;
+
+/**
+ * Maps idempotency outcomes to Kafka, which cannot requeue one record: a record to dead-letter goes to the channel's
+ * dead-letter topic with the {@link DeadLetterHeaders} (then its offset may be committed); a record to retry reaches
+ * this handler only when the retry could not happen in place, and then stops the channel without committing it, so
+ * that the next consumer of its partition gets it again. A record whose payload could not be converted for the method
+ * (it never reached it) is dead-lettered at once. Any other failure goes to the delegate strategy.
+ */
+final class KafkaIdempotencyFailureHandler implements KafkaFailureHandler {
+
+    private final String channel;
+    private final KafkaFailureHandler deadLetters;
+    private final KafkaFailureHandler delegate;
+    private final KafkaFailureHandler stop;
+    private final Deliveries deliveries;
+
+    KafkaIdempotencyFailureHandler(String channel, KafkaFailureHandler deadLetters, KafkaFailureHandler delegate,
+            KafkaFailureHandler stop, Deliveries deliveries) {
+        this.channel = channel;
+        this.deadLetters = deadLetters;
+        this.delegate = delegate;
+        this.stop = stop;
+        this.deliveries = deliveries;
+    }
+
+    @Override
+    public <K, V> Uni<Void> handle(IncomingKafkaRecord<K, V> record, Throwable reason, Metadata metadata) {
+        IdempotencyException outcome = Failures.outcomeOf(reason);
+        if (outcome == null) {
+            InboundMessage inbound = InboundMessages.of(record);
+            if (inbound != null && inbound.delivery() != null) {
+                return delegate.handle(record, reason, metadata);
+            }
+            // It never reached the method: SmallRye could not hand its payload over.
+            deliveries.unreadable(channel, record.getMetadata(), reason);
+            outcome = new UnreadablePayloadException("The payload of a record of channel " + channel
+                    + " could not be converted for its @Idempotent method: " + reason, reason);
+        }
+        if (outcome.requeue()) {
+            return stop.handle(record, outcome, metadata);
+        }
+        return deadLetters.handle(record, outcome, withHeaders(metadata, DeadLetterHeaders.of(channel, outcome)));
+    }
+
+    private static Metadata withHeaders(Metadata metadata, Map<String, Object> headers) {
+        List<RecordHeader> recordHeaders = new ArrayList<>();
+        headers.forEach((name, value) -> recordHeaders.add(new RecordHeader(name,
+                String.valueOf(value).getBytes(StandardCharsets.UTF_8))));
+        OutgoingKafkaRecordMetadata<Object> outgoing = OutgoingKafkaRecordMetadata.builder()
+                .withHeaders(recordHeaders).build();
+        return metadata == null ? Metadata.of(outgoing) : metadata.with(outgoing);
+    }
+
+    @Override
+    public void terminate() {
+        deadLetters.terminate();
+        if (delegate != deadLetters) {
+            delegate.terminate();
+        }
+    }
+}
