@@ -47,6 +47,7 @@ import io.quarkiverse.idempotency.runtime.health.IdempotencyStoreHealthCheck;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaChannelCheck;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaIdempotencyFailureHandlerFactory;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaMessageIdReader;
+import io.quarkiverse.idempotency.runtime.kafka.UnreadableRecords;
 import io.quarkiverse.idempotency.runtime.micrometer.MicrometerIdempotencyMetrics;
 import io.quarkiverse.idempotency.runtime.rabbitmq.IdempotencyFailureHandlerFactory;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQChannelCheck;
@@ -128,7 +129,7 @@ class IdempotencyProcessor {
         if (kafkaPresent()) {
             beans.produce(AdditionalBeanBuildItem.builder()
                     .addBeanClasses(KafkaMessageIdReader.class, KafkaIdempotencyFailureHandlerFactory.class,
-                            KafkaChannelCheck.class)
+                            KafkaChannelCheck.class, UnreadableRecords.class)
                     .setUnremovable().build());
         }
         if (storeKind(config, capabilities) == StoreKind.MEMORY || capabilities.isMissing(Capability.HIBERNATE_ORM)) {
@@ -380,6 +381,12 @@ class IdempotencyProcessor {
                 defaults.produce(new RunTimeConfigurationDefaultBuildItem(
                         "mp.messaging.incoming." + channel.getName() + ".failure-strategy",
                         IdempotencyFailureHandlerFactory.NAME));
+                if (KAFKA_CONNECTOR.equals(channel.getConnector())) {
+                    // A record its deserializer cannot read reaches UnreadableRecords, which dead-letters it, instead
+                    // of stopping the channel.
+                    defaults.produce(new RunTimeConfigurationDefaultBuildItem(
+                            "mp.messaging.incoming." + channel.getName() + ".fail-on-deserialization-failure", "false"));
+                }
             }
         }
     }

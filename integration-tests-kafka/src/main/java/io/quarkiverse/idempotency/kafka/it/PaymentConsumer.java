@@ -14,7 +14,8 @@ import io.vertx.core.json.JsonObject;
 /**
  * Charges each payment of the Kafka topic {@code payments} once, however many times Kafka hands it over (a consumer
  * that died before committing its offset, a rebalance) and however many times it was published (a retrying producer,
- * an outbox): {@code {"orderId": "A-1", "amountCents": 1299}}. The charge and the key commit in one transaction.
+ * an outbox): {@code {"orderId": "A-1", "amountCents": 1299}}, read by the connector's JSON deserializer. The charge and
+ * the key commit in one transaction.
  */
 @ApplicationScoped
 public class PaymentConsumer {
@@ -26,8 +27,7 @@ public class PaymentConsumer {
     @Incoming("payments")
     @Idempotent(key = OrderIdKey.class)
     @Transactional
-    void charge(String body) throws InterruptedException {
-        JsonObject payment = new JsonObject(body);
+    void charge(JsonObject payment) throws InterruptedException {
         if (!latency.isZero()) {
             Thread.sleep(latency.toMillis());
         }

@@ -50,21 +50,25 @@ class KafkaPaymentsTest {
     }
 
     @Test
-    void recordsWithoutAKeyGoToTheDeadLetterTopicAndThePartitionMovesOn() {
+    void recordsWithoutAKeyOrUnreadableGoToTheDeadLetterTopicAndThePartitionMovesOn() {
         int before = topics.deadLetters().size();
-        topics.publish("K", "{\"amountCents\": 500}");
+        double unreadableBefore = deliveries("unreadable");
+        topics.publish("K", "{\"amountCents\":500}");
         topics.publish("K", "not json at all");
+        topics.publish("K", "[1, 2]");
         topics.publish("K", Topics.payment("K-1", 700));
         await().atMost(Duration.ofSeconds(30)).until(() -> Charges.of("K-1") == 1 && topics.uncommitted() == 0);
         List<Topics.DeadLetter> letters = await().atMost(Duration.ofSeconds(10))
-                .until(() -> topics.deadLetters(), l -> l.size() >= before + 2).subList(before, before + 2);
-        assertEquals(List.of("{\"amountCents\": 500}", "not json at all"),
+                .until(() -> topics.deadLetters(), l -> l.size() >= before + 3).subList(before, before + 3);
+        assertEquals(List.of("{\"amountCents\":500}", "not json at all", "[1, 2]"),
                 letters.stream().map(Topics.DeadLetter::value).toList());
+        assertEquals(List.of("key-missing", "unreadable", "unreadable"),
+                letters.stream().map(l -> l.headers().get("x-idempotency-outcome")).toList());
         for (Topics.DeadLetter letter : letters) {
-            assertEquals("key-missing", letter.headers().get("x-idempotency-outcome"), letter.toString());
             assertEquals("payments", letter.headers().get("x-idempotency-channel"), letter.toString());
             assertEquals(KafkaServices.TOPIC, letter.headers().get("dead-letter-topic"), letter.toString());
         }
+        assertEquals(2, deliveries("unreadable") - unreadableBefore, "each unreadable record counted once");
     }
 
     @Test
