@@ -74,10 +74,10 @@ class PaymentsTest extends BrokerTestSupport {
         String id = UUID.randomUUID().toString();
         broker.publish(id, Broker.payment("A-3", 700));
         broker.publish(id, Broker.payment("A-3", 700));
-        await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("A-3") == 1 && Ledger.auditEntries() == 1
+        await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("A-3") == 1 && Ledger.auditEntries("A-3") == 1
                 && broker.ready(Broker.QUEUE) == 0 && broker.ready(Broker.AUDIT_QUEUE) == 0);
         await().during(REDELIVERY_WINDOW).atMost(REDELIVERY_WINDOW.plusSeconds(5))
-                .until(() -> Ledger.charges("A-3") == 1 && Ledger.auditEntries() == 1);
+                .until(() -> Ledger.charges("A-3") == 1 && Ledger.auditEntries("A-3") == 1);
     }
 
     @Test
