@@ -65,8 +65,8 @@ public class InboundMessages implements PublisherDecorator {
         }
         String channel = null;
         for (String name : channelNames) {
-            if (methods.channels().contains(name)) {
-                channel = name;
+            channel = ChannelNames.incoming(name, methods.channels());
+            if (channel != null) {
                 break;
             }
         }

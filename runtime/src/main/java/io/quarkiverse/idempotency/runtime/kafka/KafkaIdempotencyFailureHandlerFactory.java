@@ -7,6 +7,7 @@ import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 
+import io.quarkiverse.idempotency.runtime.ChannelNames;
 import io.quarkiverse.idempotency.runtime.DelegateStrategy;
 import io.quarkiverse.idempotency.runtime.Deliveries;
 import io.smallrye.common.annotation.Identifier;
@@ -55,7 +56,8 @@ public class KafkaIdempotencyFailureHandlerFactory implements KafkaFailureHandle
     @Override
     public KafkaFailureHandler create(KafkaConnectorIncomingConfiguration configuration, Vertx vertx,
             KafkaConsumer<?, ?> consumer, BiConsumer<Throwable, Boolean> reportFailure) {
-        String channel = configuration.getChannel();
+        // a copy of a channel consumed with concurrency=N is named <channel>$<i>: outcomes belong to <channel>
+        String channel = ChannelNames.incoming(configuration.getChannel());
         KafkaFailureHandler deadLetters = factory(DEAD_LETTER_QUEUE, channel).create(configuration, vertx, consumer,
                 reportFailure);
         String delegateName = delegateName(configuration);

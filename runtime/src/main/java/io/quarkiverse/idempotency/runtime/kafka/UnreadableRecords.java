@@ -10,6 +10,7 @@ import org.apache.kafka.common.header.Header;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 import io.quarkiverse.idempotency.UnreadablePayloadException;
+import io.quarkiverse.idempotency.runtime.ChannelNames;
 import io.quarkiverse.idempotency.runtime.Deliveries;
 import io.quarkiverse.idempotency.runtime.IdempotentMethods;
 import io.smallrye.mutiny.Multi;
@@ -43,8 +44,9 @@ public class UnreadableRecords implements PublisherDecorator {
         if (!isConnector) {
             return publisher;
         }
-        for (String channel : channelNames) {
-            if (methods.retriesInPlace(channel)) {
+        for (String name : channelNames) {
+            String channel = ChannelNames.incoming(name, methods.channels());
+            if (channel != null && methods.retriesInPlace(channel)) {
                 return publisher.filter(message -> readable(channel, message));
             }
         }

@@ -5,6 +5,7 @@ import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 
+import io.quarkiverse.idempotency.runtime.ChannelNames;
 import io.quarkiverse.idempotency.runtime.DelegateStrategy;
 import io.quarkiverse.idempotency.runtime.Deliveries;
 import io.smallrye.common.annotation.Identifier;
@@ -48,7 +49,8 @@ public class IdempotencyFailureHandlerFactory implements RabbitMQFailureHandler.
     @Override
     public RabbitMQFailureHandler create(RabbitMQConnectorIncomingConfiguration configuration,
             RabbitMQConnector connector) {
-        String channel = configuration.getChannel();
+        // a copy of a channel consumed with concurrency=N is named <channel>$<i>: outcomes belong to <channel>
+        String channel = ChannelNames.incoming(configuration.getChannel());
         String delegateName = delegateName(configuration);
         Instance<RabbitMQFailureHandler.Factory> delegate = factories.select(Identifier.Literal.of(delegateName));
         if (!delegate.isResolvable()) {
