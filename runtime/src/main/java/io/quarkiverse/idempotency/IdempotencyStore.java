@@ -107,8 +107,8 @@ public interface IdempotencyStore {
 
     /**
      * Claims a key inside the caller's active transaction, recorded as confirmed: the record becomes visible when that
-     * transaction commits and vanishes if it rolls back, so "the work committed" and "the key is a fact" are one
-     * event. Must not wait for another transaction holding the key: it answers {@link ClaimResult#BUSY} at once.
+     * transaction commits and vanishes if it rolls back (see {@link IdempotencyMode#IN_TRANSACTION}). Must not wait for another
+     * transaction holding the key: it answers {@link ClaimResult#BUSY} at once.
      * A key whose last attempt failed, or whose lease-mode claim ran out, is taken over in the same way; a live
      * lease-mode claim is {@link ClaimResult#BUSY}.
      *

@@ -13,8 +13,8 @@ import jakarta.interceptor.InterceptorBinding;
  * running the method again.
  * <p>
  * Each delivery computes a key (by default the broker's message id) and claims it in the {@link IdempotencyStore}:
- * inside the method's own transaction when it is {@code @Transactional} (one commit per message), else on a lease
- * committed before the method runs. A delivery whose key is confirmed is acknowledged and skipped; one whose key is
+ * inside the method's own transaction when it is {@code @Transactional}, else on a lease committed before the method
+ * runs (see {@link IdempotencyMode}). A delivery whose key is confirmed is acknowledged and skipped; one whose key is
  * being handled elsewhere is redelivered later. When the method fails, the attempt is counted against the key's
  * budget and the message redelivered after a growing delay; once the budget is spent it is dead-lettered. See the
  * guide for the full table of outcomes.

@@ -11,7 +11,7 @@ import jakarta.inject.Singleton;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import io.agroal.api.AgroalDataSource;
-import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkiverse.idempotency.runtime.database.RecordStatements;
 
 /**
  * The statements an idempotent consumer must run under the contract, written by hand with nothing else around them: no
@@ -22,8 +22,8 @@ import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 public class HandWritten {
 
     private static final String TABLE = "idempotency_record";
-    private static final String CONFIRM = DatabaseIdempotencyStore.confirmStatement(TABLE);
-    private static final String CLAIM_IN_TRANSACTION = DatabaseIdempotencyStore.claimInTransactionStatement(TABLE);
+    private static final String CONFIRM = RecordStatements.confirm(TABLE);
+    private static final String CLAIM_IN_TRANSACTION = RecordStatements.claimInTransaction(TABLE);
     private static final String TOKEN = "hand-written#1";
     private static final long RETENTION = Duration.ofHours(24).toMillis();
     private static final long LEASE = Duration.ofSeconds(30).toMillis();
@@ -35,7 +35,7 @@ public class HandWritten {
     HandWritten(AgroalDataSource dataSource,
             @ConfigProperty(name = "quarkus.idempotency.database.asynchronous-claim-commit", defaultValue = "false") boolean asynchronousClaimCommit) {
         this.dataSource = dataSource;
-        this.claimSql = DatabaseIdempotencyStore.claimStatement(TABLE, asynchronousClaimCommit);
+        this.claimSql = RecordStatements.claim(TABLE, asynchronousClaimCommit);
     }
 
     /** The lease-mode claim, committed on its own (auto-commit, outside any transaction). @return whether it is new */

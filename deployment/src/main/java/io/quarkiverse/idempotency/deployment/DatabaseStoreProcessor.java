@@ -1,15 +1,26 @@
 package io.quarkiverse.idempotency.deployment;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
 
+import org.eclipse.microprofile.config.ConfigProvider;
+
+import io.quarkiverse.idempotency.deployment.exception.IdempotencyDefinitionException;
+import io.quarkiverse.idempotency.deployment.exception.Rule;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig.StoreKind;
 import io.quarkiverse.idempotency.runtime.PurgeJob;
 import io.quarkiverse.idempotency.runtime.database.AsynchronousClaimCommitCheck;
+import io.quarkiverse.idempotency.runtime.database.DatabaseSchema;
 import io.quarkiverse.idempotency.runtime.database.DatabaseStoreProducer;
 import io.quarkiverse.idempotency.runtime.database.IdempotencyRecord;
-import io.quarkiverse.idempotency.runtime.database.SchemaManagement;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
+import io.quarkus.arc.deployment.ValidationPhaseBuildItem;
+import io.quarkus.arc.deployment.ValidationPhaseBuildItem.ValidationErrorBuildItem;
 import io.quarkus.datasource.common.runtime.DataSourceUtil;
 import io.quarkus.deployment.Capabilities;
 import io.quarkus.deployment.Capability;
@@ -20,11 +31,15 @@ import io.quarkus.deployment.builditem.RunTimeConfigurationDefaultBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.NativeImageResourceBuildItem;
 
 /**
- * The database store: its entity, its beans, its startup check and the purge job. Every step runs only when the
- * database store is selected; none refers to Hibernate ORM's own build items, so this class loads in applications
- * without it.
+ * The database store: its entity, its beans, its startup check, the purge job, and the checks of its settings. Every
+ * step but the checks runs only when the database store is selected; none refers to Hibernate ORM's own build items,
+ * so this class loads in applications without it.
  */
 class DatabaseStoreProcessor {
+
+    private static final Set<String> POSTGRESQL_KINDS = Set.of("postgresql", "pgsql", "pg", "postgres");
+    private static final Pattern TABLE_NAME = Pattern
+            .compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
     static final String[] MIGRATIONS = { "db/idempotency/postgresql/V1000__create_idempotency_record.sql",
             "db/idempotency/postgresql/V1001__index_live_claims.sql",
@@ -37,14 +52,13 @@ class DatabaseStoreProcessor {
      * then finds it in the default persistence unit).
      */
     @BuildStep
-    void entity(IdempotencyBuildTimeConfig config, Capabilities capabilities,
-            BuildProducer<AdditionalIndexedClassesBuildItem> indexed, BuildProducer<AdditionalBeanBuildItem> beans,
-            BuildProducer<NativeImageResourceBuildItem> resources) {
-        if (!databaseStore(config, capabilities)) {
+    void entity(SelectedStoreBuildItem store, BuildProducer<AdditionalIndexedClassesBuildItem> indexed,
+            BuildProducer<AdditionalBeanBuildItem> beans, BuildProducer<NativeImageResourceBuildItem> resources) {
+        if (!store.database()) {
             return;
         }
         indexed.produce(new AdditionalIndexedClassesBuildItem(IdempotencyRecord.class.getName()));
-        beans.produce(AdditionalBeanBuildItem.builder().addBeanClasses(DatabaseStoreProducer.class, SchemaManagement.class,
+        beans.produce(AdditionalBeanBuildItem.builder().addBeanClasses(DatabaseStoreProducer.class, DatabaseSchema.class,
                 AsynchronousClaimCommitCheck.class)
                 .setUnremovable().build());
         resources.produce(new NativeImageResourceBuildItem(MIGRATIONS));
@@ -55,9 +69,9 @@ class DatabaseStoreProcessor {
      * application adding its location needs nothing else, whatever its table is called.
      */
     @BuildStep
-    void flywayPlaceholders(IdempotencyBuildTimeConfig config, Capabilities capabilities,
+    void flywayPlaceholders(IdempotencyBuildTimeConfig config, Capabilities capabilities, SelectedStoreBuildItem store,
             BuildProducer<RunTimeConfigurationDefaultBuildItem> defaults) {
-        if (!databaseStore(config, capabilities) || !capabilities.isPresent(Capability.FLYWAY)) {
+        if (!store.database() || !capabilities.isPresent(Capability.FLYWAY)) {
             return;
         }
         String prefix = config.database().datasource().filter(name -> !DataSourceUtil.isDefault(name))
@@ -71,17 +85,39 @@ class DatabaseStoreProcessor {
 
     /** The purge job exists only with the database store and purging enabled. */
     @BuildStep(onlyIf = PurgeEnabled.class)
-    void purgeJob(IdempotencyBuildTimeConfig config, Capabilities capabilities,
-            BuildProducer<AdditionalBeanBuildItem> beans) {
-        if (databaseStore(config, capabilities)) {
+    void purgeJob(SelectedStoreBuildItem store, BuildProducer<AdditionalBeanBuildItem> beans) {
+        if (store.database()) {
             beans.produce(AdditionalBeanBuildItem.unremovableOf(PurgeJob.class));
         }
     }
 
-    /** The database store is selected and can work (without Hibernate ORM, validation reports the selection). */
-    static boolean databaseStore(IdempotencyBuildTimeConfig config, Capabilities capabilities) {
-        return IdempotencyProcessor.storeKind(config, capabilities) == StoreKind.DATABASE
-                && capabilities.isPresent(Capability.HIBERNATE_ORM);
+    /**
+     * The database store's settings: a datasource that is not PostgreSQL, the store selected without Hibernate ORM, a
+     * table name that is not one.
+     */
+    @BuildStep
+    void validate(ValidationPhaseBuildItem validationPhase, IdempotencyBuildTimeConfig config,
+            SelectedStoreBuildItem store, BuildProducer<ValidationErrorBuildItem> errors) {
+        List<Throwable> found = new ArrayList<>();
+        if (store.database()) {
+            String kindProperty = config.database().datasource().filter(n -> !DataSourceUtil.isDefault(n))
+                    .map(n -> "quarkus.datasource.\"" + n + "\".db-kind").orElse("quarkus.datasource.db-kind");
+            ConfigProvider.getConfig().getOptionalValue(kindProperty, String.class)
+                    .filter(kind -> !POSTGRESQL_KINDS.contains(kind.toLowerCase(Locale.ROOT)))
+                    .ifPresent(kind -> found.add(new IdempotencyDefinitionException(Rule.NOT_POSTGRESQL, kindProperty,
+                            kindProperty, kind)));
+        }
+        if (store.kind() == StoreKind.DATABASE && !store.database()) {
+            found.add(new IdempotencyDefinitionException(Rule.DATABASE_WITHOUT_ORM, "quarkus.idempotency.store"));
+        }
+        String table = config.database().table();
+        if (!TABLE_NAME.matcher(table).matches() || SqlKeywords.reserved(table)) {
+            found.add(new IdempotencyDefinitionException(Rule.INVALID_TABLE_NAME, "quarkus.idempotency.database.table",
+                    table));
+        }
+        if (!found.isEmpty()) {
+            errors.produce(new ValidationErrorBuildItem(found));
+        }
     }
 
     static final class PurgeEnabled implements BooleanSupplier {

@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 import jakarta.inject.Singleton;
 
@@ -17,15 +16,12 @@ import org.jboss.jandex.AnnotationTransformation;
 import org.jboss.jandex.ClassType;
 import org.jboss.jandex.DotName;
 import org.jboss.jandex.MethodInfo;
-import org.jboss.jandex.Type;
 
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.MessageIdKey;
-import io.quarkiverse.idempotency.deployment.exception.InvalidTableNameException;
-import io.quarkiverse.idempotency.deployment.exception.SharedScopeException;
-import io.quarkiverse.idempotency.deployment.exception.StoreConfigurationException;
-import io.quarkiverse.idempotency.deployment.exception.UnsupportedConnectorException;
+import io.quarkiverse.idempotency.deployment.exception.IdempotencyDefinitionException;
+import io.quarkiverse.idempotency.deployment.exception.Rule;
 import io.quarkiverse.idempotency.runtime.Deliveries;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig.StoreKind;
@@ -39,25 +35,18 @@ import io.quarkiverse.idempotency.runtime.InboundMessages;
 import io.quarkiverse.idempotency.runtime.MemoryStoreProducer;
 import io.quarkiverse.idempotency.runtime.NoopMetricsProducer;
 import io.quarkiverse.idempotency.runtime.ProgrammaticIdempotency;
+import io.quarkiverse.idempotency.runtime.Redelivery;
 import io.quarkiverse.idempotency.runtime.StoreCheck;
 import io.quarkiverse.idempotency.runtime.StorePurge;
 import io.quarkiverse.idempotency.runtime.TransactionalDeliveryInterceptor;
 import io.quarkiverse.idempotency.runtime.WorkerId;
 import io.quarkiverse.idempotency.runtime.health.IdempotencyStoreHealthCheck;
-import io.quarkiverse.idempotency.runtime.kafka.KafkaChannelCheck;
-import io.quarkiverse.idempotency.runtime.kafka.KafkaIdempotencyFailureHandlerFactory;
-import io.quarkiverse.idempotency.runtime.kafka.KafkaMessageIdReader;
-import io.quarkiverse.idempotency.runtime.kafka.UnreadableRecords;
 import io.quarkiverse.idempotency.runtime.micrometer.MicrometerIdempotencyMetrics;
-import io.quarkiverse.idempotency.runtime.rabbitmq.IdempotencyFailureHandlerFactory;
-import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQChannelCheck;
-import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQMessageIdReader;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.AnnotationsTransformerBuildItem;
 import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem.ValidationErrorBuildItem;
-import io.quarkus.bootstrap.classloading.QuarkusClassLoader;
 import io.quarkus.deployment.Capabilities;
 import io.quarkus.deployment.Capability;
 import io.quarkus.deployment.annotations.BuildProducer;
@@ -67,7 +56,6 @@ import io.quarkus.deployment.annotations.Record;
 import io.quarkus.deployment.builditem.CombinedIndexBuildItem;
 import io.quarkus.deployment.builditem.FeatureBuildItem;
 import io.quarkus.deployment.builditem.LaunchModeBuildItem;
-import io.quarkus.deployment.builditem.RunTimeConfigurationDefaultBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.ReflectiveClassBuildItem;
 import io.quarkus.deployment.metrics.MetricsCapabilityBuildItem;
 import io.quarkus.runtime.metrics.MetricsFactory;
@@ -75,23 +63,14 @@ import io.quarkus.smallrye.health.deployment.spi.HealthBuildItem;
 import io.quarkus.smallrye.reactivemessaging.deployment.items.ChannelBuildItem;
 import io.quarkus.smallrye.reactivemessaging.deployment.items.ChannelDirection;
 
+/**
+ * The core of the extension: finds and checks the {@code @Idempotent} methods, registers the beans every application
+ * has, and records each method's plan. Each connector's steps are in a processor of its own ({@link RabbitMQProcessor},
+ * {@link KafkaProcessor}, {@link InMemoryConnectorProcessor}), the database store's in {@link DatabaseStoreProcessor}.
+ */
 class IdempotencyProcessor {
 
     private static final String FEATURE = "idempotency";
-    private static final String RABBITMQ_CONNECTOR = "smallrye-rabbitmq";
-    private static final String KAFKA_CONNECTOR = IdempotentMethods.KAFKA_CONNECTOR;
-    /** The connectors whose failure handling maps the extension's outcomes. */
-    static final List<String> SUPPORTED_CONNECTORS = List.of(RABBITMQ_CONNECTOR, KAFKA_CONNECTOR,
-            "smallrye-in-memory");
-    /** What a batch consumer of Kafka takes: records with no outcome each. */
-    private static final Set<String> KAFKA_BATCH_TYPES = Set.of("java.util.List", "java.util.Collection",
-            "io.smallrye.reactive.messaging.kafka.KafkaRecordBatch",
-            "org.apache.kafka.clients.consumer.ConsumerRecords");
-    private static final Set<String> POSTGRESQL_KINDS = Set.of("postgresql", "pgsql", "pg", "postgres");
-    private static final String RABBITMQ_CONNECTOR_CLASS = "io.smallrye.reactive.messaging.rabbitmq.RabbitMQConnector";
-    private static final String KAFKA_CONNECTOR_CLASS = "io.smallrye.reactive.messaging.kafka.KafkaConnector";
-    private static final Pattern TABLE_NAME = Pattern
-            .compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
     @BuildStep
     FeatureBuildItem feature() {
@@ -99,14 +78,18 @@ class IdempotencyProcessor {
     }
 
     @BuildStep
-    IdempotentMethodsBuildItem analyse(CombinedIndexBuildItem index, IdempotencyBuildTimeConfig config,
-            Capabilities capabilities) {
-        return new IdempotentMethodAnalyzer(index.getIndex(), storeKind(config, capabilities) == StoreKind.MEMORY)
-                .analyse();
+    SelectedStoreBuildItem selectStore(IdempotencyBuildTimeConfig config, Capabilities capabilities) {
+        boolean orm = capabilities.isPresent(Capability.HIBERNATE_ORM);
+        return new SelectedStoreBuildItem(config.store().orElse(orm ? StoreKind.DATABASE : StoreKind.MEMORY), orm);
     }
 
     @BuildStep
-    void beans(Capabilities capabilities, IdempotencyBuildTimeConfig config,
+    IdempotentMethodsBuildItem analyse(CombinedIndexBuildItem index, SelectedStoreBuildItem store) {
+        return new IdempotentMethodAnalyzer(index.getIndex(), store.memory()).analyse();
+    }
+
+    @BuildStep
+    void beans(Capabilities capabilities, IdempotencyBuildTimeConfig config, SelectedStoreBuildItem store,
             Optional<MetricsCapabilityBuildItem> metrics, BuildProducer<AdditionalBeanBuildItem> beans) {
         beans.produce(AdditionalBeanBuildItem.builder()
                 .addBeanClasses(Idempotent.class, IdempotentMethodIndex.class, IdempotencyInterceptor.class,
@@ -120,19 +103,7 @@ class IdempotencyProcessor {
         if (capabilities.isPresent(Capability.TRANSACTIONS)) {
             beans.produce(AdditionalBeanBuildItem.unremovableOf(TransactionalDeliveryInterceptor.class));
         }
-        if (rabbitMQPresent()) {
-            beans.produce(AdditionalBeanBuildItem.builder()
-                    .addBeanClasses(RabbitMQMessageIdReader.class, IdempotencyFailureHandlerFactory.class,
-                            RabbitMQChannelCheck.class)
-                    .setUnremovable().build());
-        }
-        if (kafkaPresent()) {
-            beans.produce(AdditionalBeanBuildItem.builder()
-                    .addBeanClasses(KafkaMessageIdReader.class, KafkaIdempotencyFailureHandlerFactory.class,
-                            KafkaChannelCheck.class, UnreadableRecords.class)
-                    .setUnremovable().build());
-        }
-        if (storeKind(config, capabilities) == StoreKind.MEMORY || capabilities.isMissing(Capability.HIBERNATE_ORM)) {
+        if (!store.database()) {
             // Without Hibernate ORM the database store is a validation error; the memory store keeps ArC from
             // reporting an unsatisfied store first.
             beans.produce(AdditionalBeanBuildItem.unremovableOf(MemoryStoreProducer.class));
@@ -190,23 +161,28 @@ class IdempotencyProcessor {
     @BuildStep
     @Record(ExecutionTime.RUNTIME_INIT)
     SyntheticBeanBuildItem methodPlans(IdempotentMethodsBuildItem methods, List<ChannelBuildItem> channels,
-            IdempotencyRecorder recorder) {
+            List<IdempotentConnectorBuildItem> connectors, IdempotencyRecorder recorder) {
         List<IdempotentMethodInfo> infos = new ArrayList<>();
         for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
             infos.add(entry.info());
         }
+        Map<String, String> channelConnectors = channelConnectors(methods, channels);
+        Map<String, Redelivery> redeliveries = new HashMap<>();
+        channelConnectors.forEach((channel, connector) -> find(connectors, connector)
+                .ifPresent(c -> redeliveries.put(channel, c.redelivery())));
         return SyntheticBeanBuildItem.configure(IdempotentMethods.class)
                 .scope(Singleton.class)
                 .unremovable()
                 .setRuntimeInit()
                 .addInjectionPoint(ClassType.create(IdempotencyConfig.class))
                 .addInjectionPoint(ClassType.create(IdempotencyStore.class))
-                .createWith(recorder.methods(infos, connectors(methods, channels)))
+                .createWith(recorder.methods(infos, channelConnectors, redeliveries))
                 .done();
     }
 
     /** @return the connector of every channel consumed by an {@code @Idempotent} method, as configured or detected */
-    private static Map<String, String> connectors(IdempotentMethodsBuildItem methods, List<ChannelBuildItem> channels) {
+    private static Map<String, String> channelConnectors(IdempotentMethodsBuildItem methods,
+            List<ChannelBuildItem> channels) {
         Set<String> idempotent = new HashSet<>();
         for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
             idempotent.addAll(entry.info().getChannels());
@@ -221,6 +197,11 @@ class IdempotencyProcessor {
         return connectors;
     }
 
+    private static Optional<IdempotentConnectorBuildItem> find(List<IdempotentConnectorBuildItem> connectors,
+            String name) {
+        return connectors.stream().filter(c -> c.name().equals(name)).findFirst();
+    }
+
     @BuildStep
     @Record(ExecutionTime.RUNTIME_INIT)
     void filterOutcomeLogs(IdempotencyRecorder recorder) {
@@ -229,44 +210,19 @@ class IdempotencyProcessor {
 
     @BuildStep
     @Record(ExecutionTime.RUNTIME_INIT)
-    void warnAboutMemoryStore(IdempotencyBuildTimeConfig config, Capabilities capabilities,
-            LaunchModeBuildItem launchMode, IdempotencyRecorder recorder) {
-        if (storeKind(config, capabilities) == StoreKind.MEMORY) {
+    void warnAboutMemoryStore(SelectedStoreBuildItem store, LaunchModeBuildItem launchMode,
+            IdempotencyRecorder recorder) {
+        if (store.memory()) {
             recorder.warnAboutMemoryStore(launchMode.getLaunchMode());
         }
     }
 
     @BuildStep
     void validate(ValidationPhaseBuildItem validationPhase, IdempotentMethodsBuildItem methods,
-            IdempotencyBuildTimeConfig config, Capabilities capabilities, List<ChannelBuildItem> channels,
+            List<ChannelBuildItem> channels, List<IdempotentConnectorBuildItem> connectors,
             BuildProducer<ValidationErrorBuildItem> errors) {
         List<Throwable> found = new ArrayList<>(methods.errors());
-        found.addAll(unsupportedConnectors(methods, channels));
-        if (DatabaseStoreProcessor.databaseStore(config, capabilities)) {
-            String datasource = config.database().datasource()
-                    .filter(n -> !io.quarkus.datasource.common.runtime.DataSourceUtil.isDefault(n))
-                    .map(n -> "quarkus.datasource.\"" + n + "\".db-kind").orElse("quarkus.datasource.db-kind");
-            ConfigProvider.getConfig().getOptionalValue(datasource, String.class)
-                    .filter(kind -> !POSTGRESQL_KINDS.contains(kind.toLowerCase(java.util.Locale.ROOT)))
-                    .ifPresent(kind -> found.add(new StoreConfigurationException("The idempotency database store runs"
-                            + " PostgreSQL's SQL, but its datasource is " + datasource + "=" + kind,
-                            datasource, "use a PostgreSQL datasource, set"
-                                    + " quarkus.idempotency.store=memory for tests, or supply an IdempotencyStore bean")));
-        }
-        if (config.store().orElse(null) == StoreKind.DATABASE && capabilities.isMissing(Capability.HIBERNATE_ORM)) {
-            found.add(new StoreConfigurationException("quarkus.idempotency.store=database requires Quarkus Hibernate"
-                    + " ORM", "quarkus.idempotency.store",
-                    "add quarkus-hibernate-orm-panache and a JDBC driver to the"
-                            + " project dependencies, or set quarkus.idempotency.store=memory"));
-        }
-        String table = config.database().table();
-        if (!TABLE_NAME.matcher(table).matches() || SqlKeywords.reserved(table)) {
-            found.add(new InvalidTableNameException("quarkus.idempotency.database.table='" + table + "' is not a"
-                    + " valid table name", "quarkus.idempotency.database.table",
-                    "use letters, digits and"
-                            + " underscores, starting with a letter or underscore, optionally qualified by a schema"
-                            + " (messaging.idempotency_record), and not a reserved SQL word"));
-        }
+        found.addAll(unsupportedConnectors(methods, channels, connectors));
         found.addAll(sharedScopes(methods));
         if (!found.isEmpty()) {
             errors.produce(new ValidationErrorBuildItem(found));
@@ -278,7 +234,7 @@ class IdempotencyProcessor {
      * else: a busy message acked or dead-lettered, a retry that never waits, an offset committed past a failure.
      */
     private static List<Throwable> unsupportedConnectors(IdempotentMethodsBuildItem methods,
-            List<ChannelBuildItem> channels) {
+            List<ChannelBuildItem> channels, List<IdempotentConnectorBuildItem> connectors) {
         List<Throwable> errors = new ArrayList<>();
         for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
             for (String name : entry.info().getChannels()) {
@@ -291,49 +247,17 @@ class IdempotencyProcessor {
                 boolean disabled = !ConfigProvider.getConfig()
                         .getOptionalValue("mp.messaging.incoming." + name + ".enabled", Boolean.class).orElse(true);
                 if (connector == null && !disabled) {
-                    errors.add(new UnsupportedConnectorException("@Idempotent method " + entry.info().getDescription()
-                            + " consumes channel '" + name + "', which no connector feeds (an internal channel): its"
-                            + " outcomes would go back to whatever emitted the message, which cannot wait and retry",
-                            "channel=" + name, "put @Idempotent on the method that consumes from the broker"));
-                } else if (KAFKA_CONNECTOR.equals(connector)) {
-                    kafka(entry, name).ifPresent(errors::add);
-                } else if (connector != null && !SUPPORTED_CONNECTORS.contains(connector)) {
-                    errors.add(new UnsupportedConnectorException("@Idempotent method " + entry.info().getDescription()
-                            + " consumes channel '" + name + "' of connector " + connector + ", whose failure handling"
-                            + " the extension cannot map its outcomes to (a busy message would be acked, dead-lettered"
-                            + " or committed past instead of retried later)", "channel=" + name,
-                            "use a channel of " + String.join(" or ", SUPPORTED_CONNECTORS)
-                                    + ", or the programmatic form (Idempotency) where you decide what a nack does"));
+                    errors.add(new IdempotencyDefinitionException(Rule.INTERNAL_CHANNEL, "channel=" + name,
+                            entry.info().getDescription(), name));
+                } else if (connector != null && find(connectors, connector).isEmpty()) {
+                    List<String> supported = new ArrayList<>();
+                    connectors.forEach(c -> supported.add(c.name()));
+                    errors.add(new IdempotencyDefinitionException(Rule.UNSUPPORTED_CONNECTOR, "channel=" + name,
+                            entry.info().getDescription(), name, connector, String.join(" or ", supported)));
                 }
             }
         }
         return errors;
-    }
-
-    /**
-     * Kafka cannot requeue one record: a delivery to retry is retried in place by the interceptor, which needs the
-     * method's invocation to end with the record's outcome. A batch has no outcome per record; a Message method or a
-     * processor settles its message after the invocation, through acknowledgements the interceptor cannot retry.
-     */
-    private static Optional<Throwable> kafka(IdempotentMethodsBuildItem.Entry entry, String channel) {
-        IdempotentMethodInfo info = entry.info();
-        Type parameter = entry.method().parametersCount() == 0 ? null : entry.method().parameterType(0);
-        boolean batch = parameter != null && (parameter.kind() == Type.Kind.ARRAY
-                || KAFKA_BATCH_TYPES.contains(parameter.name().toString()));
-        String what = batch
-                ? "consumes a batch of records, which has no outcome per record (one busy or poison record would"
-                        + " hold or dead-letter the others)"
-                : info.isMessageParameter() ? "takes the Message, which it acknowledges itself"
-                        : info.isProcessor() ? "produces a message (@Outgoing), whose acknowledgement comes after the"
-                                + " method returned" : null;
-        if (what == null) {
-            return Optional.empty();
-        }
-        return Optional.of(new UnsupportedConnectorException("@Idempotent method " + info.getDescription()
-                + " consumes Kafka channel '" + channel + "' and " + what + ": Kafka cannot requeue one record, so"
-                + " the extension retries a busy, failed or unstored record in place, inside the method's invocation",
-                "channel=" + channel, "take one record's payload and return void, Uni<Void> or CompletionStage<Void>;"
-                        + " send any output with an Emitter"));
     }
 
     // Two methods consuming one channel (a broadcast) under one scope would share keys: the second never runs.
@@ -346,62 +270,11 @@ class IdempotencyProcessor {
                 String scope = info.getScope().isEmpty() ? channel : info.getScope();
                 String other = owners.putIfAbsent(channel + "\u0000" + scope, info.getDescription());
                 if (other != null) {
-                    errors.add(new SharedScopeException("@Idempotent methods " + other + " and "
-                            + info.getDescription() + " both consume channel '" + channel + "' under scope '" + scope
-                            + "', so the second would take every message for a duplicate",
-                            "channel=" + channel, "give each of them its own @Idempotent(scope = ...)"));
+                    errors.add(new IdempotencyDefinitionException(Rule.SHARED_SCOPE, "channel=" + channel, other,
+                            info.getDescription(), channel, scope));
                 }
             }
         }
         return errors;
     }
-
-    /**
-     * Every RabbitMQ or Kafka channel consumed by an {@code @Idempotent} method defaults to the idempotency failure
-     * strategy, which maps the outcomes to the broker; application.properties still overrides it (and the startup
-     * checks then say why that loses messages).
-     */
-    @BuildStep
-    void failureStrategy(IdempotentMethodsBuildItem methods, List<ChannelBuildItem> channels,
-            BuildProducer<RunTimeConfigurationDefaultBuildItem> defaults) {
-        Set<String> connectors = new HashSet<>();
-        if (rabbitMQPresent()) {
-            connectors.add(RABBITMQ_CONNECTOR);
-        }
-        if (kafkaPresent()) {
-            connectors.add(KAFKA_CONNECTOR);
-        }
-        Set<String> idempotentChannels = new HashSet<>();
-        for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
-            idempotentChannels.addAll(entry.info().getChannels());
-        }
-        for (ChannelBuildItem channel : channels) {
-            if (channel.getDirection() == ChannelDirection.INCOMING && idempotentChannels.contains(channel.getName())
-                    && connectors.contains(channel.getConnector())) {
-                defaults.produce(new RunTimeConfigurationDefaultBuildItem(
-                        "mp.messaging.incoming." + channel.getName() + ".failure-strategy",
-                        IdempotencyFailureHandlerFactory.NAME));
-                if (KAFKA_CONNECTOR.equals(channel.getConnector())) {
-                    // A record its deserializer cannot read reaches UnreadableRecords, which dead-letters it, instead
-                    // of stopping the channel.
-                    defaults.produce(new RunTimeConfigurationDefaultBuildItem(
-                            "mp.messaging.incoming." + channel.getName() + ".fail-on-deserialization-failure", "false"));
-                }
-            }
-        }
-    }
-
-    static StoreKind storeKind(IdempotencyBuildTimeConfig config, Capabilities capabilities) {
-        return config.store().orElse(capabilities.isPresent(Capability.HIBERNATE_ORM) ? StoreKind.DATABASE
-                : StoreKind.MEMORY);
-    }
-
-    private static boolean rabbitMQPresent() {
-        return QuarkusClassLoader.isClassPresentAtRuntime(RABBITMQ_CONNECTOR_CLASS);
-    }
-
-    private static boolean kafkaPresent() {
-        return QuarkusClassLoader.isClassPresentAtRuntime(KAFKA_CONNECTOR_CLASS);
-    }
-
 }

@@ -10,8 +10,8 @@ import io.quarkus.builder.item.SimpleBuildItem;
 
 /**
  * Every {@code @Idempotent} method of the application, analysed, and the definition errors found on the way. Produced
- * by {@link IdempotencyProcessor#analyse}; consumed by the annotation transformer, the validation step, the recorder
- * step and the RabbitMQ defaults.
+ * by {@link IdempotencyProcessor#analyse}; consumed by the annotation transformer, the validation steps, the recorder
+ * step and each connector's processor (its channel defaults and checks).
  */
 public final class IdempotentMethodsBuildItem extends SimpleBuildItem {
 

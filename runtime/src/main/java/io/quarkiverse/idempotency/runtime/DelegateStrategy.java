@@ -1,7 +1,11 @@
 package io.quarkiverse.idempotency.runtime;
 
+import jakarta.enterprise.inject.Instance;
+
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
+
+import io.smallrye.common.annotation.Identifier;
 
 /**
  * The failure strategy a connector's idempotency strategy hands the failures it does not map to: the channel's
@@ -41,11 +45,20 @@ public final class DelegateStrategy {
         return name;
     }
 
-    /** @return the error for a delegate strategy that names no bean of the connector */
-    public static IllegalArgumentException unknown(String name, String channel, String connectorWideKey,
+    /**
+     * @param factories the connector's failure strategies, each {@code @Identifier}-qualified by its name
+     * @param name the strategy's name
+     * @return the strategy's factory
+     * @throws IllegalArgumentException naming the choices when no strategy has that name
+     */
+    public static <F> F factory(Instance<F> factories, String name, String channel, String connectorWideKey,
             String connector, String choices) {
-        return new IllegalArgumentException("The failure strategy '" + name + "' of channel " + channel
-                + " (mp.messaging.incoming." + channel + "." + ATTRIBUTE + " or " + connectorWideKey + ") names no "
-                + connector + " failure strategy; use " + choices);
+        Instance<F> factory = factories.select(Identifier.Literal.of(name));
+        if (!factory.isResolvable()) {
+            throw new IllegalArgumentException("The failure strategy '" + name + "' of channel " + channel
+                    + " (mp.messaging.incoming." + channel + "." + ATTRIBUTE + " or " + connectorWideKey + ") names no "
+                    + connector + " failure strategy; use " + choices);
+        }
+        return factory.get();
     }
 }

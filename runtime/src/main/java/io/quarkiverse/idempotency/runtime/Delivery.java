@@ -1,8 +1,5 @@
 package io.quarkiverse.idempotency.runtime;
 
-import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
-
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
 import io.quarkiverse.idempotency.AttemptsExhaustedException;
@@ -18,72 +15,40 @@ import io.quarkiverse.idempotency.StoreUnavailableException;
 /**
  * One delivery of one message to an {@code @Idempotent} method, from its key to the outcome the broker sees: the only
  * owner of a delivery's state. Its transitions are its methods; the interceptors, the programmatic form and the
- * connectors call them and act on what they answer.
+ * connectors call them and act on what they answer. Each transition that ends the delivery reports it to the
+ * {@link DeliveryListener}, which counts and logs; nothing here does either.
  *
  * <pre>
- *   KEYED ──claim()──────────────▶ CLAIMED ──succeeded()──▶ HANDLED
+ *   KEYED ──claim()──────────────▶ CLAIMED ──succeeded()──▶ HANDLED | UNCONFIRMED
  *     │                              │  └─awaitOutputAck()─▶ AWAITING_OUTPUT_ACK ──succeeded()──▶ HANDLED
  *     │                              └─confirmInTransaction()─▶ CONFIRMED_IN_TRANSACTION ──succeeded()──▶ HANDLED
  *     └─claimInTransaction()──────▶ WRITTEN_IN_TRANSACTION ──succeeded()──▶ HANDLED
- *   either claim ─▶ DUPLICATE | BUSY                     any held state ──failed()──▶ RETRYING | DEAD_LETTERED
- *   a failing store ─▶ STORE_FAILED        a claim taken over ─▶ CLAIM_LOST        a cancelled handler ─▶ ABANDONED
+ *   either claim ─▶ DUPLICATE | BUSY      a transaction that rolls back without an exception ─▶ ROLLED_BACK
+ *   any held state ──failed()──▶ RETRYING | DEAD_LETTERED        a claim taken over ─▶ CLAIM_LOST
+ *   a failing store ─▶ STORE_FAILED                              a cancelled handler ─▶ ABANDONED
  * </pre>
  *
- * Settling (succeeded, failed, abandoned) happens once; later calls answer the first outcome.
+ * A delivery ends once; a later {@link #succeeded()} or {@link #failed} answers how it ended.
  */
 public final class Delivery {
 
     /** The invocation context data key under which the outer interceptor leaves the delivery for the inner one. */
     static final String CONTEXT_KEY = Delivery.class.getName();
 
-    /** Where a delivery is in its life. */
-    public enum State {
-        /** The key is computed; nothing is claimed yet. */
-        KEYED,
-        /** A lease-mode claim is held (renewed while the handler runs). */
-        CLAIMED,
-        /** The key is written as confirmed in the handler's transaction, not committed yet. */
-        WRITTEN_IN_TRANSACTION,
-        /** The lease-mode claim is confirmed in the handler's transaction, not committed yet. */
-        CONFIRMED_IN_TRANSACTION,
-        /** A processor returned; its key is confirmed once its output is acknowledged downstream. */
-        AWAITING_OUTPUT_ACK,
-        /** The key was confirmed before: acked without running. */
-        DUPLICATE,
-        /** Another delivery holds the key: redelivered later. */
-        BUSY,
-        /** The work is done and the key confirmed: acked. */
-        HANDLED,
-        /** The attempt failed and was counted: redelivered after a delay. */
-        RETRYING,
-        /** The last attempt of the budget failed: dead-lettered. */
-        DEAD_LETTERED,
-        /** The store failed: redelivered later, nothing counted. */
-        STORE_FAILED,
-        /** The claim was taken over by another delivery before this one finished. */
-        CLAIM_LOST,
-        /** The handler's result was cancelled: its outcome is unknown, its claim left to run out. */
-        ABANDONED
-    }
-
-    private final Deliveries deliveries;
+    private final DeliveryContext context;
     private final MethodPlan plan;
     private final DeliveryPolicy policy;
     private final String channel;
     private final ScopedKey key;
-    private String token;
     private final Metadata metadata;
-    private final AtomicBoolean settled = new AtomicBoolean();
-    private volatile State state = State.KEYED;
-    private volatile int failedBefore;
-    private volatile boolean rolledBack;
-    private volatile boolean holdsLease;
-    private volatile IdempotencyException outcome;
-    private volatile long renewedAt;
-    private volatile long claimedAt;
+    private volatile DeliveryState state = DeliveryState.KEYED;
+    private volatile IdempotencyException answer;
+    private String token;
+    private int failedBefore;
+    private Lease lease;
 
-    Delivery(Deliveries deliveries, MethodPlan plan, String channel, ScopedKey key, Metadata metadata) {
-        this.deliveries = deliveries;
+    Delivery(DeliveryContext context, MethodPlan plan, String channel, ScopedKey key, Metadata metadata) {
+        this.context = context;
         this.plan = plan;
         this.policy = plan.policy(channel);
         this.channel = channel;
@@ -91,37 +56,11 @@ public final class Delivery {
         this.metadata = metadata;
     }
 
-    /** @return the method's plan */
-    public MethodPlan plan() {
-        return plan;
-    }
-
-    /** @return the key, under its scope */
-    public ScopedKey key() {
-        return key;
-    }
-
-    /** @return where the delivery is in its life */
-    public State state() {
-        return state;
-    }
-
-    /** @return whether the key was confirmed before: the handler does not run and the message is acked */
-    public boolean isDuplicate() {
-        return state == State.DUPLICATE;
-    }
-
-    /** @return how many attempts of this key failed before this delivery */
-    public int failedBefore() {
-        return failedBefore;
-    }
-
     // ---- claiming
 
     /** This process confirmed the key earlier (the confirmed-keys cache): a duplicate, no claim needed. */
     void confirmedEarlier() {
-        duplicate();
-        settled.set(true);
+        end(DeliveryState.DUPLICATE, null, null);
     }
 
     /**
@@ -135,17 +74,15 @@ public final class Delivery {
         long start = System.nanoTime();
         Claim claim;
         try {
-            claim = deliveries.store.claim(key, token(), policy.lease(), policy.retention());
+            claim = context.store().claim(key, token(), policy.lease(), policy.retention());
         } catch (RuntimeException e) {
             throw storeFailed("claim", e);
         }
-        deliveries.metrics.claimLatency(channel, System.nanoTime() - start);
-        boolean run = claimed(claim, State.CLAIMED);
+        context.listener().claimAnswered(this, System.nanoTime() - start);
+        boolean run = claimed(claim, DeliveryState.CLAIMED);
         if (run) {
-            holdsLease = true;
-            claimedAt = System.nanoTime();
-            renewedAt = claimedAt;
-            deliveries.renewer.track(this);
+            lease = new Lease(key, token(), policy.lease(), policy.retention());
+            context.renewer().track(lease);
         }
         return run;
     }
@@ -161,29 +98,24 @@ public final class Delivery {
         long start = System.nanoTime();
         Claim claim;
         try {
-            claim = deliveries.store.claimInTransaction(key, token(), policy.retention());
+            claim = context.store().claimInTransaction(key, token(), policy.retention());
         } catch (RuntimeException e) {
             throw storeFailed("claim", e);
         }
-        deliveries.metrics.claimLatency(channel, System.nanoTime() - start);
-        return claimed(claim, State.WRITTEN_IN_TRANSACTION);
+        context.listener().claimAnswered(this, System.nanoTime() - start);
+        return claimed(claim, DeliveryState.WRITTEN_IN_TRANSACTION);
     }
 
-    private boolean claimed(Claim claim, State held) {
+    private boolean claimed(Claim claim, DeliveryState held) {
         switch (claim.result()) {
             case DONE:
-                duplicate();
+                end(DeliveryState.DUPLICATE, null, null);
                 return false;
             case BUSY:
-                state = State.BUSY;
-                deliveries.metrics.delivery(channel, Outcome.BUSY);
-                Deliveries.LOG.debugf("Key '%s' of %s is being handled by another delivery; redelivering later", key,
-                        plan.description());
-                throw settle(new DeliveryInProgressException(key, busyDelay(claim.busyFor())));
+                throw end(DeliveryState.BUSY, new DeliveryInProgressException(key,
+                        policy.busyDelay(claim.busyFor(), context.requeueDelay())), null);
             case TAKEN_OVER:
-                deliveries.metrics.takeover(channel);
-                Deliveries.LOG.infof("Took over the claim on key '%s' for %s: its lease ran out (its owner died or"
-                        + " stalled)", key, plan.description());
+                context.listener().tookOver(this);
                 break;
             default:
                 break;
@@ -191,25 +123,6 @@ public final class Delivery {
         failedBefore = claim.attempts();
         state = held;
         return true;
-    }
-
-    private void duplicate() {
-        state = State.DUPLICATE;
-        deliveries.metrics.delivery(channel, Outcome.DUPLICATE);
-        Deliveries.LOG.debugf("Key '%s' of %s was handled before: acknowledged without running", key,
-                plan.description());
-    }
-
-    // A holder whose lease runs long may be dead: its messages then wait for the lease rather than come back every
-    // requeue delay, but never longer than a third of the lease, so that a live holder's duplicate is acked soon.
-    private Duration busyDelay(Duration leaseLeft) {
-        Duration delay = deliveries.requeueDelay();
-        if (leaseLeft == null) {
-            return delay;
-        }
-        Duration cap = policy.lease().dividedBy(3);
-        Duration wait = leaseLeft.compareTo(cap) > 0 ? cap : leaseLeft;
-        return wait.compareTo(delay) > 0 ? wait : delay;
     }
 
     // ---- inside the handler's transaction
@@ -223,30 +136,32 @@ public final class Delivery {
     boolean confirmInTransaction() {
         boolean confirmed;
         try {
-            confirmed = deliveries.store.confirmInTransaction(key, token(), policy.retention());
+            confirmed = context.store().confirmInTransaction(key, token(), policy.retention());
         } catch (RuntimeException e) {
             throw storeFailed("confirm", e);
         }
-        state = confirmed ? State.CONFIRMED_IN_TRANSACTION : State.CLAIM_LOST;
+        state = confirmed ? DeliveryState.CONFIRMED_IN_TRANSACTION : DeliveryState.LOST_IN_TRANSACTION;
         return confirmed;
     }
 
     /** The handler returned but its transaction was marked rollback-only: it rolls back without an exception. */
     void markedRollbackOnly() {
-        rolledBack = true;
+        if (!state.ended()) {
+            state = DeliveryState.ROLLED_BACK;
+        }
     }
-
-    // ---- settling
 
     /**
      * A processor returned its output: the key is confirmed once the output is acknowledged downstream
      * ({@link #succeeded()}), and the attempt fails if it is nacked ({@link #failed}). The lease is renewed meanwhile.
      */
     void awaitOutputAck() {
-        if (state == State.CLAIMED) {
-            state = State.AWAITING_OUTPUT_ACK;
+        if (state == DeliveryState.CLAIMED) {
+            state = DeliveryState.AWAITING_OUTPUT_ACK;
         }
     }
+
+    // ---- ending
 
     /**
      * The handler returned normally, and its transaction (if any) committed; for a processor, its output was
@@ -255,53 +170,41 @@ public final class Delivery {
      * @throws IdempotencyException when that still is a failure: the transaction rolled back without an exception
      *         (a counted attempt), or the claim was taken over
      */
-    public void succeeded() {
-        if (!settled.compareAndSet(false, true)) {
-            rethrowOutcome();
-            return;
-        }
-        deliveries.renewer.untrack(this);
-        if (state == State.CLAIM_LOST) {
-            deliveries.metrics.delivery(channel, Outcome.CLAIM_LOST);
-            throw settle(new ClaimLostException(key));
-        }
-        if (rolledBack) {
-            throw countFailure(new HandlerRolledBackException(key));
-        }
+    public synchronized void succeeded() {
         switch (state) {
             case WRITTEN_IN_TRANSACTION, CONFIRMED_IN_TRANSACTION -> handled();
             case CLAIMED, AWAITING_OUTPUT_ACK -> confirmOnItsOwn();
+            case LOST_IN_TRANSACTION -> throw end(DeliveryState.CLAIM_LOST, new ClaimLostException(key), null);
+            case ROLLED_BACK -> throw countFailure(new HandlerRolledBackException(key));
             default -> {
+                if (answer != null && state != DeliveryState.HANDLED) {
+                    throw answer;
+                }
             }
         }
     }
 
     private void confirmOnItsOwn() {
+        untrack();
+        boolean confirmed;
         try {
-            if (deliveries.store.confirm(key, token(), policy.retention())) {
-                handled();
-                return;
-            }
-            state = State.CLAIM_LOST;
-            deliveries.metrics.delivery(channel, Outcome.CLAIM_LOST);
-            Deliveries.LOG.warnf("The claim on key '%s' was no longer this delivery's when %s finished: taken over"
-                    + " (the handler outlived its lease without renewal), or lost in a database crash (with"
-                    + " asynchronous-claim-commit). Its work is done and the message is acknowledged, but the key is not"
-                    + " confirmed: another delivery may repeat the work", key, plan.description());
+            confirmed = context.store().confirm(key, token(), policy.retention());
         } catch (RuntimeException e) {
-            state = State.HANDLED;
-            deliveries.metrics.delivery(channel, Outcome.STORE_ERROR);
-            Deliveries.LOG.errorf(e, "Could not confirm key '%s' after %s succeeded. The work happened, so the message"
-                    + " is acknowledged; the claim will run out and a redelivery after that would run it again", key,
-                    plan.description());
+            end(DeliveryState.UNCONFIRMED, null, e);
+            return;
+        }
+        if (confirmed) {
+            handled();
+        } else {
+            end(DeliveryState.CLAIM_LOST, null, null); // the work happened: the message is acked all the same
         }
     }
 
     private void handled() {
-        state = State.HANDLED;
-        deliveries.metrics.delivery(channel, Outcome.HANDLED);
-        if (deliveries.confirmedKeys != null) {
-            deliveries.confirmedKeys.add(key, policy.retention());
+        untrack();
+        end(DeliveryState.HANDLED, null, null);
+        if (context.confirmedKeys() != null) {
+            context.confirmedKeys().add(key, policy.retention());
         }
     }
 
@@ -313,24 +216,18 @@ public final class Delivery {
      * @return the exception to nack the message with: a {@link HandlerFailedException} (redelivered after a growing
      *         delay), an {@link AttemptsExhaustedException} (dead-lettered), or the extension's own outcome
      */
-    public IdempotencyException failed(Throwable failure) {
-        if (!settled.compareAndSet(false, true)) {
-            return outcome != null ? outcome
-                    : settle(new HandlerFailedException(key, failedBefore + 1,
-                            policy.retry().maxAttempts(), deliveries.requeueDelay(), failure));
-        }
-        deliveries.renewer.untrack(this);
+    public synchronized IdempotencyException failed(Throwable failure) {
+        untrack();
         switch (state) {
-            case BUSY, DUPLICATE:
-                return outcome != null ? outcome : settle(asOutcome(failure));
+            case KEYED, CLAIMED, WRITTEN_IN_TRANSACTION, CONFIRMED_IN_TRANSACTION, AWAITING_OUTPUT_ACK, ROLLED_BACK:
+                return countFailure(failure);
+            case LOST_IN_TRANSACTION:
+                return end(DeliveryState.CLAIM_LOST, new ClaimLostException(key), null);
             case STORE_FAILED:
                 release();
-                return outcome;
-            case CLAIM_LOST:
-                deliveries.metrics.delivery(channel, Outcome.CLAIM_LOST);
-                return settle(new ClaimLostException(key));
+                return answer;
             default:
-                return countFailure(failure);
+                return answer != null ? answer : asOutcome(failure);
         }
     }
 
@@ -338,10 +235,10 @@ public final class Delivery {
      * The handler's result was cancelled: its outcome is unknown (it may still be running), so the claim is neither
      * confirmed nor released: it runs out with its lease.
      */
-    public void abandoned() {
-        if (settled.compareAndSet(false, true)) {
-            deliveries.renewer.untrack(this);
-            state = State.ABANDONED;
+    public synchronized void abandoned() {
+        if (!state.ended()) {
+            untrack();
+            end(DeliveryState.ABANDONED, null, null);
         }
     }
 
@@ -349,63 +246,35 @@ public final class Delivery {
         RetryPolicy retry = policy.retry();
         int counted;
         try {
-            counted = deliveries.store.recordFailure(key, token(), String.valueOf(failure), retry.maxAttempts(),
+            counted = context.store().recordFailure(key, token(), String.valueOf(failure), retry.maxAttempts(),
                     policy.retention());
         } catch (RuntimeException e) {
-            Deliveries.LOG.warnf("Could not count the failed attempt of key '%s' in the store (%s); deciding on the"
-                    + " %d failed before", key, e.toString(), failedBefore);
             counted = -1;
+            context.listener().failureNotCounted(this, e);
         }
         if (counted == 0) {
             // The key's record is not this delivery's any more: another delivery holds it, and its outcome decides.
-            state = State.CLAIM_LOST;
-            deliveries.metrics.delivery(channel, Outcome.CLAIM_LOST);
-            return settle(new HandlerFailedException(key, failedBefore + 1, retry.maxAttempts(),
-                    deliveries.requeueDelay(), failure));
+            return end(DeliveryState.CLAIM_LOST, new HandlerFailedException(key, failedBefore + 1, retry.maxAttempts(),
+                    context.requeueDelay(), failure), failure);
         }
         int attempt = counted > 0 ? counted : failedBefore + 1;
         if (retry.spentBy(attempt)) {
-            state = State.DEAD_LETTERED;
-            deliveries.metrics.delivery(channel, Outcome.DEAD_LETTERED);
-            String suffix = deliveries.logs.admit("dead-lettered:" + plan.description());
-            if (suffix != null) {
-                Deliveries.LOG.errorf(failure, "Attempt %d of %d of %s for key '%s' (message %s) failed; the budget is"
-                        + " spent, so the message is dead-lettered%s", attempt, retry.maxAttempts(),
-                        plan.description(), key, deliveries.describeId(metadata), suffix);
-            }
-            return settle(new AttemptsExhaustedException(key, attempt, failure));
+            return end(DeliveryState.DEAD_LETTERED, new AttemptsExhaustedException(key, attempt, failure), failure);
         }
-        Duration delay = retry.delayAfter(attempt);
-        state = State.RETRYING;
-        deliveries.metrics.delivery(channel, Outcome.RETRIED);
-        String suffix = deliveries.logs.admit("retried:" + plan.description());
-        if (suffix != null) {
-            Deliveries.LOG.warnf("Attempt %d of %d of %s for key '%s' failed: %s; retrying in %d ms%s", attempt,
-                    retry.maxAttempts(), plan.description(), key, failure, delay.toMillis(), suffix);
-        }
-        Deliveries.LOG.debugf(failure, "Attempt %d of key '%s' failed", attempt, key);
-        return settle(new HandlerFailedException(key, attempt, retry.maxAttempts(), delay, failure));
+        return end(DeliveryState.RETRYING, new HandlerFailedException(key, attempt, retry.maxAttempts(),
+                retry.delayAfter(attempt), failure), failure);
     }
 
     private StoreUnavailableException storeFailed(String operation, RuntimeException e) {
-        state = State.STORE_FAILED;
-        deliveries.metrics.delivery(channel, Outcome.STORE_ERROR);
-        String suffix = deliveries.logs.admit("store-failed");
-        if (suffix != null) {
-            Deliveries.LOG.warnf("The idempotency store failed to %s key '%s' for %s; the message will be retried: %s%s",
-                    operation, key, plan.description(), e.toString(), suffix);
-        }
-        StoreUnavailableException failure = new StoreUnavailableException(operation, key, e);
-        outcome = failure;
-        return failure;
+        return end(DeliveryState.STORE_FAILED, new StoreUnavailableException(operation, key, e), e);
     }
 
     // The store failed in the middle of a delivery: give a held lease up so that the redelivery runs as soon as the
     // store answers again, rather than wait for the lease to run out.
     private void release() {
-        if (holdsLease) {
+        if (lease != null) {
             try {
-                deliveries.store.release(key, token());
+                context.store().release(key, token());
             } catch (RuntimeException ignored) {
                 // the store is failing; the claim runs out with its lease
             }
@@ -415,56 +284,78 @@ public final class Delivery {
     private IdempotencyException asOutcome(Throwable failure) {
         return failure instanceof IdempotencyException e ? e
                 : new HandlerFailedException(key, failedBefore + 1, policy.retry().maxAttempts(),
-                        deliveries.requeueDelay(), failure);
+                        context.requeueDelay(), failure);
     }
 
-    private <E extends IdempotencyException> E settle(E result) {
-        settled.set(true);
-        outcome = result;
+    private <E extends IdempotencyException> E end(DeliveryState ended, E result, Throwable cause) {
+        answer = result;
+        state = ended;
+        context.listener().ended(this, cause);
         return result;
     }
 
-    private void rethrowOutcome() {
-        if (outcome != null && state != State.HANDLED) {
-            throw outcome;
+    private void untrack() {
+        if (lease != null) {
+            context.renewer().untrack(lease);
         }
-    }
-
-    // ---- lease renewal
-
-    String channel() {
-        return channel;
     }
 
     // A lease-mode claim is fenced by a token of its own. A key written in a transaction needs no fence (its row
     // exists only once that transaction committed): it records the worker, which saves building a token per message.
-    String token() {
+    private String token() {
         String t = token;
         if (t == null) {
-            t = plan.inTransaction() ? deliveries.worker() : deliveries.newToken();
+            t = plan.inTransaction() ? context.tokens().worker() : context.tokens().next();
             token = t;
         }
         return t;
     }
 
-    Duration lease() {
-        return policy.lease();
+    // ---- what the listener, the interceptors and the connectors read
+
+    /** @return the method's plan */
+    public MethodPlan plan() {
+        return plan;
     }
 
-    Duration retention() {
-        return policy.retention();
+    /** @return the method's settings on the delivery's channel */
+    public DeliveryPolicy policy() {
+        return policy;
     }
 
-    long claimedAt() {
-        return claimedAt;
+    /** @return the channel that delivered the message (or the programmatic form's scope) */
+    public String channel() {
+        return channel;
     }
 
-    long renewedAt() {
-        return renewedAt;
+    /** @return the key, under its scope */
+    public ScopedKey key() {
+        return key;
     }
 
-    void renewedAt(long nanos) {
-        this.renewedAt = nanos;
+    /** @return the message's metadata */
+    public Metadata metadata() {
+        return metadata;
+    }
+
+    /** @return where the delivery is in its life */
+    public DeliveryState state() {
+        return state;
+    }
+
+    /** @return what the message was nacked with, once the delivery ended that way; else {@code null} */
+    public IdempotencyException answer() {
+        return answer;
+    }
+
+    /** @return whether the key was confirmed before: the handler does not run and the message is acked */
+    public boolean isDuplicate() {
+        return state == DeliveryState.DUPLICATE;
+    }
+
+    /** @return how many attempts of this key failed before this delivery */
+    public int failedBefore() {
+        return failedBefore;
     }
 
     @Override

@@ -11,4 +11,21 @@ import java.time.Duration;
  * @param retry the attempt budget and the delays between attempts
  */
 public record DeliveryPolicy(Duration retention, Duration lease, RetryPolicy retry) {
+
+    /**
+     * How long a message whose key another delivery holds waits before it comes back. A holder whose lease runs long
+     * may be dead: its messages then wait for the lease rather than come back every requeue delay, but never longer
+     * than a third of the lease, so that a live holder's duplicate is acked soon.
+     *
+     * @param leaseLeft how long the holder's lease still runs, or {@code null} when the store cannot tell
+     * @param requeueDelay the configured delay, the shortest wait
+     */
+    public Duration busyDelay(Duration leaseLeft, Duration requeueDelay) {
+        if (leaseLeft == null) {
+            return requeueDelay;
+        }
+        Duration cap = lease.dividedBy(3);
+        Duration wait = leaseLeft.compareTo(cap) > 0 ? cap : leaseLeft;
+        return wait.compareTo(requeueDelay) > 0 ? wait : requeueDelay;
+    }
 }

@@ -92,7 +92,7 @@ public interface IdempotencyBuildTimeConfig {
         /**
          * The name of the datasource holding the table, when it is not the default one
          * ({@code quarkus.datasource."<name>".*}). The store runs its statements there. Keys are written inside a
-         * {@code @Transactional} handler's transaction (one commit per message) only when they live on the handlers'
+         * {@code @Transactional} handler's transaction (mode {@code IN_TRANSACTION}) only when they live on the handlers'
          * datasource: the default one, or the only one. On a datasource of their own, every delivery claims and
          * confirms there on its own, on a lease (a handler's transaction cannot take a second non-XA datasource). For schema
          * generation or queries through the {@code IdempotencyRecord} entity, add its package

@@ -20,8 +20,9 @@ public class IdempotencyRecorder {
     private static final Logger LOG = Logger.getLogger(IdempotencyRecorder.class);
 
     public Function<SyntheticCreationalContext<IdempotentMethods>, IdempotentMethods> methods(
-            List<IdempotentMethodInfo> infos, Map<String, String> connectors) {
-        return context -> new IdempotentMethods(infos, connectors, context.getInjectedReference(IdempotencyConfig.class),
+            List<IdempotentMethodInfo> infos, Map<String, String> connectors, Map<String, Redelivery> redeliveries) {
+        return context -> new IdempotentMethods(infos, connectors, redeliveries,
+                context.getInjectedReference(IdempotencyConfig.class),
                 context.getInjectedReference(IdempotencyStore.class).joinsTransactions());
     }
 

@@ -26,18 +26,17 @@ import io.smallrye.common.expression.Expression;
 public final class IdempotentMethods {
 
     private final MethodPlan[] plans;
-    /** The Kafka connector's name. */
-    public static final String KAFKA_CONNECTOR = "smallrye-kafka";
-
     private final Set<String> channels;
     private final Set<String> processorChannels;
     private final Map<String, String> connectors;
+    private final Map<String, Redelivery> redeliveries;
     private final Duration shortestLease;
 
-    IdempotentMethods(List<IdempotentMethodInfo> infos, Map<String, String> connectors, IdempotencyConfig config,
-            boolean storeJoinsTransactions) {
+    IdempotentMethods(List<IdempotentMethodInfo> infos, Map<String, String> connectors,
+            Map<String, Redelivery> redeliveries, IdempotencyConfig config, boolean storeJoinsTransactions) {
         this.plans = new MethodPlan[infos.size()];
         this.connectors = Map.copyOf(connectors);
+        this.redeliveries = Map.copyOf(redeliveries);
         Set<String> allChannels = new HashSet<>();
         Set<String> processors = new HashSet<>();
         Duration shortest = config.lease();
@@ -102,7 +101,7 @@ public final class IdempotentMethods {
      *         and committing past it would lose it
      */
     public boolean retriesInPlace(String channel) {
-        return KAFKA_CONNECTOR.equals(connectors.get(channel));
+        return redeliveries.get(channel) == Redelivery.IN_PLACE;
     }
 
     /** @return the shortest lease of any method (or the configured one), which paces lease renewal */

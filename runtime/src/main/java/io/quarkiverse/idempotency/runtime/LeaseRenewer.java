@@ -23,7 +23,7 @@ final class LeaseRenewer implements AutoCloseable {
 
     private static final Logger LOG = Logger.getLogger(LeaseRenewer.class);
 
-    private final Set<Delivery> running = ConcurrentHashMap.newKeySet();
+    private final Set<Lease> running = ConcurrentHashMap.newKeySet();
     private final IdempotencyStore store;
     private final Vertx vertx;
     private final long timer;
@@ -48,24 +48,34 @@ final class LeaseRenewer implements AutoCloseable {
         });
     }
 
-    void track(Delivery delivery) {
-        running.add(delivery);
+    void track(Lease lease) {
+        running.add(lease);
     }
 
-    void untrack(Delivery delivery) {
-        running.remove(delivery);
+    void untrack(Lease lease) {
+        running.remove(lease);
+    }
+
+    /** @return whether a claim on this key is being renewed */
+    boolean tracking(io.quarkiverse.idempotency.ScopedKey key) {
+        for (Lease lease : running) {
+            if (lease.key().equals(key)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void renewDue() {
         long now = System.nanoTime();
-        List<Delivery> due = new ArrayList<>();
-        for (Delivery d : running) {
+        List<Lease> due = new ArrayList<>();
+        for (Lease d : running) {
             if (now - d.claimedAt() >= d.retention().toNanos()) {
-                // a delivery that never settled (a lost stage): let its claim run out rather than renew it for ever
+                // a delivery that never ended (a lost stage): let its claim run out rather than renew it for ever
                 running.remove(d);
-                LOG.warnf("Stopped renewing the claim on key '%s': %s has held it longer than its retention",
-                        d.key(), d.plan().description());
-            } else if (now - d.renewedAt() >= d.lease().toNanos() / 3) {
+                LOG.warnf("Stopped renewing the claim on key '%s': its delivery has held it longer than its retention",
+                        d.key());
+            } else if (now - d.renewedAt() >= d.duration().toNanos() / 3) {
                 due.add(d);
             }
         }
@@ -73,12 +83,12 @@ final class LeaseRenewer implements AutoCloseable {
             return;
         }
         List<HeldClaim> claims = new ArrayList<>(due.size());
-        for (Delivery d : due) {
-            claims.add(new HeldClaim(d.key(), d.token(), d.lease()));
+        for (Lease d : due) {
+            claims.add(new HeldClaim(d.key(), d.token(), d.duration()));
         }
         try {
             store.renew(claims);
-            for (Delivery d : due) {
+            for (Lease d : due) {
                 d.renewedAt(now);
             }
         } catch (RuntimeException e) {

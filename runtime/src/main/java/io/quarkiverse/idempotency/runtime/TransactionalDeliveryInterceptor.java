@@ -11,10 +11,10 @@ import jakarta.transaction.TransactionSynchronizationRegistry;
 import io.quarkiverse.idempotency.Idempotent;
 
 /**
- * Inside an {@code @Idempotent} method's transaction: writes the key there (in-transaction mode), or confirms the
- * lease-mode claim there, so that "the work committed" and "the key is a fact" are one event; and tells the delivery
- * when the transaction will roll back without an exception (rollback-only). Registered only when the application has
- * JTA.
+ * Inside an {@code @Idempotent} method's transaction: writes the key there
+ * ({@link io.quarkiverse.idempotency.IdempotencyMode#IN_TRANSACTION}), or confirms the lease-mode claim there; and
+ * tells the delivery when the transaction will roll back without an exception (rollback-only). Registered only when
+ * the application has JTA.
  */
 @Idempotent
 @Interceptor

@@ -21,8 +21,9 @@ import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
-import io.quarkiverse.idempotency.test.Sql;
-import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkiverse.idempotency.runtime.database.RecordStatements;
+import io.quarkiverse.idempotency.test.support.Sql;
+import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -34,7 +35,7 @@ class AsynchronousClaimCommitTest {
 
     static final Duration RETENTION = Duration.ofHours(24);
     static final Duration LEASE = Duration.ofSeconds(30);
-    static final String ASYNC_CLAIM = DatabaseIdempotencyStore.claimStatement("idempotency_record", true);
+    static final String ASYNC_CLAIM = RecordStatements.claim("idempotency_record", true);
 
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.postgres(new String[0], ClaimRace.class)
@@ -74,7 +75,7 @@ class AsynchronousClaimCommitTest {
             assertEquals("off", setting(c), "a takeover writes too, and commits asynchronously");
             c.rollback();
 
-            assertEquals("NEW", claim(c, DatabaseIdempotencyStore.claimStatement("idempotency_record", false),
+            assertEquals("NEW", claim(c, RecordStatements.claim("idempotency_record", false),
                     "mode:sync"));
             assertEquals("on", setting(c), "the default claim leaves synchronous_commit alone");
             c.rollback();

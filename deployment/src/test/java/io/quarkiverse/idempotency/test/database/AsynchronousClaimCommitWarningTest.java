@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.runtime.database.AsynchronousClaimCommitCheck;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
-import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.reactive.messaging.annotations.Blocking;
 

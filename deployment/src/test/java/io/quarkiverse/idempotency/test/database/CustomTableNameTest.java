@@ -13,7 +13,7 @@ import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.runtime.database.IdempotencyRecord;
-import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.QuarkusUnitTest;
 

@@ -17,7 +17,7 @@ import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
-import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**

@@ -10,7 +10,7 @@ import java.sql.Statement;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**

@@ -30,7 +30,7 @@ import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.ScopedKey;
-import io.quarkiverse.idempotency.test.DelegatingStore;
+import io.quarkiverse.idempotency.test.support.DelegatingStore;
 import io.quarkiverse.idempotency.testing.TestServices;
 import io.quarkus.test.QuarkusUnitTest;
 

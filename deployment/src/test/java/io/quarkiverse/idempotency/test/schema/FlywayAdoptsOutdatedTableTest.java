@@ -11,7 +11,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
-import io.quarkiverse.idempotency.test.Sql;
+import io.quarkiverse.idempotency.test.support.Sql;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**

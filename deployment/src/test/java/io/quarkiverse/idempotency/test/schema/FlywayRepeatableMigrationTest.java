@@ -16,9 +16,9 @@ import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
-import io.quarkiverse.idempotency.test.Delivered;
-import io.quarkiverse.idempotency.test.Sql;
-import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkiverse.idempotency.test.support.Delivered;
+import io.quarkiverse.idempotency.test.support.Sql;
+import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.idempotency.Idempotent;
-import io.quarkiverse.idempotency.test.Delivered;
-import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkiverse.idempotency.test.support.Delivered;
+import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkiverse.idempotency.testing.TestServices;
 import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.reactive.messaging.memory.InMemoryConnector;
@@ -83,7 +83,7 @@ class NamedDataSourceTest {
     void aTransactionalHandlerOnTheDefaultDataSourceIsHandledOnceWithKeysElsewhere() throws SQLException {
         deliverTwiceAcked("payments", "p-1");
         assertEquals(1, payments.runs.get(), "handled once, its duplicate answered from the keys' datasource");
-        assertEquals("1", new io.quarkiverse.idempotency.test.Sql(payments.dataSource)
+        assertEquals("1", new io.quarkiverse.idempotency.test.support.Sql(payments.dataSource)
                 .query("SELECT count(*) FROM named_ds_payment"), "the handler's work committed once");
         assertEquals("CONFIRMED", stateInKeysDatabase("payments:p-1"));
     }

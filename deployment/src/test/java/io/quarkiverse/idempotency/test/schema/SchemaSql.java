@@ -17,8 +17,8 @@ import org.awaitility.core.ConditionTimeoutException;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
-import io.quarkiverse.idempotency.test.Sql;
-import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkiverse.idempotency.test.support.Sql;
+import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /** Statements run on the test database before an application starts. */

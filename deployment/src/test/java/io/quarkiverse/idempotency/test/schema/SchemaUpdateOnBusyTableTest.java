@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.agroal.api.AgroalDataSource;
-import io.quarkiverse.idempotency.test.Sql;
-import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkiverse.idempotency.test.support.Sql;
+import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**

@@ -14,8 +14,9 @@ import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
-import io.quarkiverse.idempotency.test.Sql;
-import io.quarkiverse.idempotency.test.TestApps;
+import io.quarkiverse.idempotency.runtime.database.DatabaseSchema;
+import io.quarkiverse.idempotency.test.support.Sql;
+import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -39,6 +40,9 @@ class SchemaUpdateTest {
     DatabaseIdempotencyStore store;
 
     @Inject
+    DatabaseSchema schema;
+
+    @Inject
     AgroalDataSource dataSource;
 
     @Test
@@ -52,7 +56,7 @@ class SchemaUpdateTest {
         assertEquals(ClaimResult.NEW, store.claim(key, "t#1", Duration.ofSeconds(30), Duration.ofHours(1)).result());
         assertEquals(1, store.recordFailure(key, "t#1", "boom", 1, Duration.ofHours(1)));
         assertEquals("DEAD_LETTERED", sql.query("SELECT state FROM idem_update.payment_keys"));
-        store.updateSchema(); // again: nothing to do, nothing lost
+        schema.updateSchema(); // again: nothing to do, nothing lost
         assertEquals("1", sql.query("SELECT count(*)::text FROM idem_update.payment_keys"));
     }
 }

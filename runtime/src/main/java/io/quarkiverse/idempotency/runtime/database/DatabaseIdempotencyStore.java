@@ -1,34 +1,24 @@
 package io.quarkiverse.idempotency.runtime.database;
 
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
-import jakarta.transaction.Status;
-import jakarta.transaction.SystemException;
 import jakarta.transaction.TransactionManager;
 
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.ScopedKey;
-import io.quarkiverse.idempotency.runtime.StoreMisconfiguredException;
-import io.quarkus.narayana.jta.QuarkusTransaction;
 
 /**
  * The production store: the {@link IdempotencyRecord} table on PostgreSQL, written with the statements of
  * {@link RecordStatements} through plain JDBC on the persistence unit's datasource (the entity maps the same table for
- * schema generation and reading).
+ * schema generation and reading). Its table is checked and kept up to date by {@link DatabaseSchema}.
  * <p>
  * Lease-mode statements commit on their own: outside a transaction (the usual case) each is one round trip in
  * auto-commit; inside a caller's transaction it runs in a new transaction of its own, so that it never joins (nor
@@ -41,12 +31,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     private static final int IN_TRANSACTION_ROUNDS = 3;
     private static final int FAILURE_LENGTH = 1000;
 
-    private static final String UNDEFINED_TABLE = "42P01";
-
-    private final DataSource dataSource;
-    private final String table;
+    private final KeyTable table;
     private final boolean joinsTransactions;
-    private final TransactionManager transactions;
     private final boolean asynchronousClaimCommit;
     private final RecordStatements sql;
 
@@ -65,64 +51,36 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
      */
     public DatabaseIdempotencyStore(DataSource dataSource, TransactionManager transactions, String table,
             boolean asynchronousClaimCommit, boolean joinsTransactions) {
+        this.table = new KeyTable(dataSource, transactions, table);
         this.joinsTransactions = joinsTransactions;
-        this.dataSource = dataSource;
-        this.table = table;
-        this.transactions = transactions;
         this.asynchronousClaimCommit = asynchronousClaimCommit;
         this.sql = new RecordStatements(table, asynchronousClaimCommit);
-    }
-
-    /**
-     * The lease-mode claim statement, for benchmarks and tests that run it by hand; parameters as documented on
-     * {@link RecordStatements#claim}.
-     */
-    public static String claimStatement(String table, boolean asynchronousCommit) {
-        return RecordStatements.claim(table, asynchronousCommit);
-    }
-
-    /** The in-transaction claim statement; parameters as documented on {@link RecordStatements#claimInTransaction}. */
-    public static String claimInTransactionStatement(String table) {
-        return RecordStatements.claimInTransaction(table);
-    }
-
-    /** The confirm statement; parameters as documented on {@link RecordStatements#confirm}. */
-    public static String confirmStatement(String table) {
-        return RecordStatements.confirm(table);
     }
 
     @Override
     public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {
         String id = StorageKeys.of(key);
-        return onItsOwn(() -> {
-            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.claim)) {
-                ps.setString(1, id);
-                ps.setString(2, id);
-                ps.setString(3, StorageKeys.scopeColumn(key.scope()));
-                ps.setString(4, token);
-                ps.setLong(5, lease.toMillis());
-                ps.setLong(6, retention.toMillis());
-                ps.setString(7, id);
+        return table.onItsOwn(() -> table.connect(c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
+                bind(ps, id, id, StorageKeys.scopeColumn(key.scope()), token, lease.toMillis(), retention.toMillis(), id);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
                         return claimOf(rs.getString(1), rs.getInt(2), rs.getLong(3), rs.wasNull());
                     }
                 }
-                // A concurrent transaction wrote the key after this statement's snapshot, or holds it: look again.
-                try (PreparedStatement state = c.prepareStatement(sql.state)) {
-                    state.setString(1, id);
-                    try (ResultSet rs = state.executeQuery()) {
-                        if (!rs.next()) {
-                            return Claim.BUSY; // an in-transaction delivery holds it, not committed yet
-                        }
-                        return "CONFIRMED".equals(rs.getString(1)) ? Claim.DONE
-                                : claimOf("BUSY", 0, rs.getLong(2), rs.wasNull());
-                    }
-                }
-            } catch (SQLException e) {
-                throw failed("claim", key, e);
             }
-        });
+            // A concurrent transaction wrote the key after this statement's snapshot, or holds it: look again.
+            try (PreparedStatement state = c.prepareStatement(sql.state)) {
+                state.setString(1, id);
+                try (ResultSet rs = state.executeQuery()) {
+                    if (!rs.next()) {
+                        return Claim.BUSY; // an in-transaction delivery holds it, not committed yet
+                    }
+                    return "CONFIRMED".equals(rs.getString(1)) ? Claim.DONE
+                            : claimOf("BUSY", 0, rs.getLong(2), rs.wasNull());
+                }
+            }
+        }, "Could not claim key '" + key + "'"));
     }
 
     private static Claim claimOf(String outcome, int attempts, long leaseLeftMillis, boolean noLease) {
@@ -153,27 +111,21 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     @Override
     public Claim claimInTransaction(ScopedKey key, String token, Duration retention) {
         String id = StorageKeys.of(key);
-        try (Connection c = dataSource.getConnection()) {
+        return table.connect(c -> {
             for (int round = 0; round < IN_TRANSACTION_ROUNDS; round++) {
                 try (PreparedStatement ps = c.prepareStatement(sql.claimInTransaction)) {
-                    ps.setString(1, id);
-                    ps.setString(2, StorageKeys.scopeColumn(key.scope()));
-                    ps.setString(3, token);
-                    ps.setLong(4, retention.toMillis());
-                    ps.setString(5, id);
+                    bind(ps, id, StorageKeys.scopeColumn(key.scope()), token, retention.toMillis(), id);
                     if (ps.executeUpdate() == 1) {
                         return Claim.claimed(ClaimResult.NEW, 0);
                     }
                 }
                 boolean leaseRanOut;
                 try (PreparedStatement look = c.prepareStatement(sql.lookInTransaction)) {
-                    look.setString(1, id);
-                    look.setString(2, id);
+                    bind(look, id, id);
                     try (ResultSet rs = look.executeQuery()) {
                         rs.next();
-                        boolean locked = rs.getBoolean(1);
                         String state = rs.getString(2);
-                        if (!locked) {
+                        if (!rs.getBoolean(1)) {
                             return Claim.BUSY;
                         }
                         if (state == null) {
@@ -189,9 +141,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                     }
                 }
                 try (PreparedStatement take = c.prepareStatement(sql.takeOverInTransaction)) {
-                    take.setString(1, token);
-                    take.setLong(2, retention.toMillis());
-                    take.setString(3, id);
+                    bind(take, token, retention.toMillis(), id);
                     try (ResultSet rs = take.executeQuery()) {
                         if (rs.next()) {
                             // a retry of a failed (or replay of a dead-lettered) key is a new claim, not a takeover
@@ -201,27 +151,19 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                 }
             }
             return Claim.BUSY;
-        } catch (SQLException e) {
-            throw failed("claim", key, e);
-        }
+        }, "Could not claim key '" + key + "'");
     }
 
     @Override
     public boolean confirm(ScopedKey key, String token, Duration retention) {
-        return onItsOwn(() -> confirmInTransaction(key, token, retention));
+        return table.onItsOwn(() -> confirmInTransaction(key, token, retention));
     }
 
     @Override
     public boolean confirmInTransaction(ScopedKey key, String token, Duration retention) {
         String id = StorageKeys.of(key);
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.confirm)) {
-            ps.setLong(1, retention.toMillis());
-            ps.setString(2, id);
-            ps.setString(3, token);
-            return ps.executeUpdate() == 1;
-        } catch (SQLException e) {
-            throw failed("confirm", key, e);
-        }
+        return table.update(sql.confirm, ps -> bind(ps, retention.toMillis(), id, token),
+                "Could not confirm key '" + key + "'") == 1;
     }
 
     @Override
@@ -229,55 +171,30 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         String id = StorageKeys.of(key);
         String reason = failure == null ? null
                 : failure.length() <= FAILURE_LENGTH ? failure : failure.substring(0, FAILURE_LENGTH);
-        return onItsOwn(() -> {
-            try (Connection c = dataSource.getConnection()) {
-                try (PreparedStatement ps = c.prepareStatement(sql.recordFailureOfClaim)) {
-                    ps.setInt(1, maxAttempts);
-                    ps.setString(2, reason);
-                    ps.setLong(3, retention.toMillis());
-                    ps.setString(4, id);
-                    ps.setString(5, token);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        if (rs.next()) {
-                            return rs.getInt(1);
-                        }
+        return table.onItsOwn(() -> table.connect(c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.recordFailureOfClaim)) {
+                bind(ps, maxAttempts, reason, retention.toMillis(), id, token);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                        return rs.getInt(1);
                     }
                 }
-                try (PreparedStatement ps = c.prepareStatement(sql.recordFailureAfterRollback)) {
-                    ps.setString(1, id);
-                    ps.setString(2, StorageKeys.scopeColumn(key.scope()));
-                    ps.setInt(3, maxAttempts);
-                    ps.setString(4, token);
-                    ps.setLong(5, retention.toMillis());
-                    ps.setString(6, reason);
-                    ps.setString(7, id);
-                    ps.setInt(8, maxAttempts);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        return rs.next() ? rs.getInt(1) : 0;
-                    }
-                }
-            } catch (SQLException e) {
-                throw failed("count a failed attempt of", key, e);
             }
-        });
+            try (PreparedStatement ps = c.prepareStatement(sql.recordFailureAfterRollback)) {
+                bind(ps, id, StorageKeys.scopeColumn(key.scope()), maxAttempts, token, retention.toMillis(), reason, id,
+                        maxAttempts);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? rs.getInt(1) : 0;
+                }
+            }
+        }, "Could not count a failed attempt of key '" + key + "'"));
     }
 
     @Override
     public boolean release(ScopedKey key, String token) {
         String id = StorageKeys.of(key);
-        return onItsOwn(() -> {
-            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.release)) {
-                ps.setString(1, id);
-                ps.setString(2, token);
-                ps.setString(3, id);
-                ps.setString(4, token);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() && rs.getLong(1) > 0;
-                }
-            } catch (SQLException e) {
-                throw failed("release", key, e);
-            }
-        });
+        return table.onItsOwn(() -> table.query(sql.release, ps -> bind(ps, id, token, id, token),
+                rs -> rs.next() && rs.getLong(1) > 0, "Could not release key '" + key + "'"));
     }
 
     @Override
@@ -294,244 +211,41 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
             tokens[i] = held.token();
             leases[i++] = held.lease().toMillis();
         }
-        onItsOwn(() -> {
-            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.renew)) {
-                ps.setArray(1, c.createArrayOf("varchar", ids));
-                ps.setArray(2, c.createArrayOf("varchar", tokens));
-                ps.setArray(3, c.createArrayOf("bigint", leases));
+        table.onItsOwn(() -> table.connect(c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.renew)) {
+                bind(ps, c.createArrayOf("varchar", ids), c.createArrayOf("varchar", tokens),
+                        c.createArrayOf("bigint", leases));
                 return ps.executeUpdate();
-            } catch (SQLException e) {
-                throw new IllegalStateException("Renewing " + ids.length + " claims failed: " + e.getMessage(), e);
             }
-        });
+        }, "Renewing " + ids.length + " claims failed"));
     }
 
     @Override
     public int purgeExpired(int limit) {
-        return onItsOwn(() -> {
-            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.purge)) {
-                ps.setInt(1, limit);
-                return ps.executeUpdate();
-            } catch (SQLException e) {
-                throw new IllegalStateException("Purging expired keys failed: " + e.getMessage(), e);
-            }
-        });
+        return table.onItsOwn(() -> table.update(sql.purge, ps -> ps.setInt(1, limit), "Purging expired keys failed"));
     }
 
     @Override
     public Optional<Duration> oldestClaimAge() {
-        return onItsOwn(() -> {
-            try (Connection c = dataSource.getConnection();
-                    PreparedStatement ps = c.prepareStatement(sql.oldestClaim);
-                    ResultSet rs = ps.executeQuery()) {
-                double seconds = rs.next() ? rs.getDouble(1) : 0;
-                return rs.wasNull() ? Optional.<Duration> empty()
-                        : Optional.of(Duration.ofMillis((long) (seconds * 1000)));
-            } catch (SQLException e) {
-                throw new IllegalStateException(e.getMessage(), e);
-            }
-        });
+        return table.onItsOwn(() -> table.query(sql.oldestClaim, ps -> {
+        }, rs -> {
+            double seconds = rs.next() ? rs.getDouble(1) : 0;
+            return rs.wasNull() ? Optional.<Duration> empty() : Optional.of(Duration.ofMillis((long) (seconds * 1000)));
+        }, "Could not read the oldest claim"));
     }
 
     /**
-     * @throws StoreMisconfiguredException when the table is missing or from an older version, or the database is not
-     *         PostgreSQL, naming the remedy
+     * @throws io.quarkiverse.idempotency.runtime.StoreMisconfiguredException when the table is missing or from an
+     *         older version, or the database is not PostgreSQL, naming the remedy
      */
     @Override
     public void check() {
-        onItsOwn(() -> {
-            try (Connection c = dataSource.getConnection()) {
-                String product = c.getMetaData().getDatabaseProductName();
-                if (!"PostgreSQL".equalsIgnoreCase(product)) {
-                    throw new StoreMisconfiguredException("The idempotency database store runs PostgreSQL's SQL, but"
-                            + " its datasource is " + product + "; use a PostgreSQL datasource, or supply an"
-                            + " IdempotencyStore bean of your own", null);
-                }
-                try (PreparedStatement ps = c.prepareStatement(sql.check)) {
-                    ps.executeQuery().close();
-                }
-                List<String> missing = missingColumns(c);
-                List<String> remedy = new java.util.ArrayList<>(sql.schema);
-                String outdated = outdatedStateConstraint(c);
-                if (outdated != null) {
-                    // e.g. a table Hibernate ORM's schema update brought forward: it adds columns, never constraints
-                    missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + outdated);
-                    remedy.add(RecordStatements.stateConstraint(table, outdated));
-                }
-                if (!missing.isEmpty()) {
-                    throw new StoreMisconfiguredException("The idempotency table '" + table + "' is from an older"
-                            + " version of the extension: it lacks " + String.join(", ", missing) + ". Bring it up to"
-                            + " date with " + String.join("; ", remedy)
-                            + " (quarkus.idempotency.database.schema-management=update does it at startup; the shipped"
-                            + " Flyway migrations and Liquibase changelog do too)", null);
-                }
-                return null;
-            } catch (SQLException e) {
-                if (UNDEFINED_TABLE.equals(e.getSQLState())) {
-                    throw new StoreMisconfiguredException(missingTable(table), e);
-                }
-                throw new IllegalStateException(e.getMessage(), e);
-            }
-        });
+        new DatabaseSchema(table).check();
     }
 
-    private List<String> missingColumns(Connection c) throws SQLException {
-        java.util.Set<String> present = new java.util.HashSet<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.columns)) {
-            ps.setString(1, table);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    present.add(rs.getString(1));
-                }
-            }
-        }
-        List<String> missing = new java.util.ArrayList<>();
-        for (String column : RecordStatements.COLUMNS.keySet()) {
-            if (!present.contains(column)) {
-                missing.add(column);
-            }
-        }
-        return missing;
-    }
-
-    /**
-     * Creates the table, or brings one of an earlier version up to date, in one transaction that instances starting
-     * at once take in turn (a transaction-scoped advisory lock): every statement does nothing when its part is there.
-     */
-    public void updateSchema() {
-        onItsOwn(() -> {
-            try (Connection c = dataSource.getConnection()) {
-                boolean autoCommit = c.getAutoCommit();
-                c.setAutoCommit(false);
-                try (Statement s = c.createStatement()) {
-                    s.execute("SELECT pg_advisory_xact_lock(hashtextextended('quarkus-idempotency schema', 0))");
-                    // Up to date (every start but the first after an upgrade): no DDL, so no table lock that would
-                    // queue the running instances' claims behind this one.
-                    if (!upToDate(c)) {
-                        // A table busy with long transactions fails this start rather than stalling everyone.
-                        s.execute("SET LOCAL lock_timeout = '10s'");
-                        for (String statement : sql.schema) {
-                            s.execute(statement);
-                        }
-                        String outdated = outdatedStateConstraint(c);
-                        if (outdated != null) {
-                            s.execute(RecordStatements.stateConstraint(table, outdated));
-                        }
-                    }
-                    c.commit();
-                } catch (SQLException e) {
-                    c.rollback();
-                    throw e;
-                } finally {
-                    c.setAutoCommit(autoCommit);
-                }
-                return null;
-            } catch (SQLException e) {
-                throw new IllegalStateException("Could not create or update the idempotency table '" + table + "': "
-                        + e.getMessage(), e);
-            }
-        });
-    }
-
-    // The table, its columns, its state constraint and its two indexes are all there as this version wants them.
-    private boolean upToDate(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.present)) {
-            ps.setString(1, table);
-            ps.setString(2, table + "_expires_at");
-            ps.setString(3, table + "_claims");
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                if (!rs.getBoolean(1) || !rs.getBoolean(2) || !rs.getBoolean(3)) {
-                    return false;
-                }
-            }
-        }
-        return missingColumns(c).isEmpty() && outdatedStateConstraint(c) == null;
-    }
-
-    // The state column's check constraint of an earlier version lists fewer states: its name, to replace it.
-    private String outdatedStateConstraint(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.stateCheck)) {
-            ps.setString(1, table);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    if (!rs.getString(2).contains("DEAD_LETTERED")) {
-                        return rs.getString(1);
-                    }
-                }
-            }
-        }
-        return null;
-    }
-
-    /** @return the message naming the remedies for a missing table */
-    static String missingTable(String table) {
-        return "The idempotency table '" + table + "' does not exist. Create it in one of these ways: let the extension"
-                + " create it at startup (quarkus.idempotency.database.schema-management=update); with Flyway, add"
-                + " classpath:db/idempotency/flyway to quarkus.flyway.locations (a repeatable migration, named after"
-                + " this table); with Liquibase, include db/idempotency/liquibase/idempotency-changelog.xml"
-                + (IdempotencyRecord.DEFAULT_TABLE.equals(table) ? ""
-                        : " (change-log parameter idempotency.table=" + table.substring(table.indexOf('.') + 1) + ")")
-                + "; or with Hibernate ORM (quarkus.hibernate-orm.schema-management.strategy=update). The statements: "
-                + String.join("; ", RecordStatements.schema(table));
-    }
-
-    /**
-     * What the table holds, for display (the Dev UI): keys by state, the oldest live claims, the most recent keys.
-     *
-     * @param rows how many claims and recent keys
-     */
-    public Description describe(int rows) {
-        return onItsOwn(() -> {
-            try (Connection c = dataSource.getConnection()) {
-                Map<String, Long> counts = new java.util.TreeMap<>();
-                for (IdempotencyRecord.State state : IdempotencyRecord.State.values()) {
-                    counts.put(state.name(), 0L);
-                }
-                try (PreparedStatement ps = c.prepareStatement(sql.countByState); ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        counts.put(rs.getString(1), rs.getLong(2));
-                    }
-                }
-                return new Description(counts, records(c, sql.oldestClaims, rows), records(c, sql.mostRecent, rows));
-            } catch (SQLException e) {
-                throw new IllegalStateException(e.getMessage(), e);
-            }
-        });
-    }
-
-    private static List<Map<String, Object>> records(Connection c, String query, int rows) throws SQLException {
-        List<Map<String, Object>> records = new java.util.ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(query)) {
-            ps.setInt(1, rows);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    Map<String, Object> record = new java.util.LinkedHashMap<>();
-                    record.put("key", RecordStatements.unscoped(rs.getString(1), rs.getString(2)));
-                    record.put("scope", rs.getString(2));
-                    record.put("state", rs.getString(3));
-                    record.put("claimedBy", rs.getString(4));
-                    record.put("recordedAt", String.valueOf(rs.getTimestamp(5).toInstant()));
-                    record.put("leaseUntil", rs.getTimestamp(6) == null ? null : rs.getTimestamp(6).toInstant().toString());
-                    record.put("expiresAt", String.valueOf(rs.getTimestamp(7).toInstant()));
-                    record.put("attempts", rs.getInt(8));
-                    record.put("lastFailure", rs.getString(9));
-                    records.add(record);
-                }
-            }
-        }
-        return records;
-    }
-
-    /**
-     * What the table holds.
-     *
-     * @param counts keys by state
-     * @param oldestClaims the oldest live claims first
-     * @param mostRecent the most recently recorded keys first
-     */
-    public record Description(Map<String, Long> counts, List<Map<String, Object>> oldestClaims,
-            List<Map<String, Object>> mostRecent) {
+    /** @return the table and its datasource, for the schema's management and for display */
+    public KeyTable table() {
+        return table;
     }
 
     /** @return whether a lease-mode claim's commit skips waiting for its WAL flush */
@@ -539,24 +253,19 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         return asynchronousClaimCommit;
     }
 
-    private static IllegalStateException failed(String operation, ScopedKey key, SQLException e) {
-        return new IllegalStateException("Could not " + operation + " key '" + key + "': " + e.getMessage(), e);
-    }
-
-    // Outside a transaction a connection is in auto-commit: the statement commits on its own in one round trip.
-    // Inside one (a caller's), the work must not join it, so it runs in a new transaction.
-    private <T> T onItsOwn(Supplier<T> work) {
-        if (inTransaction()) {
-            return QuarkusTransaction.requiringNew().call(work::get);
-        }
-        return work.get();
-    }
-
-    private boolean inTransaction() {
-        try {
-            return transactions.getStatus() != Status.STATUS_NO_TRANSACTION;
-        } catch (SystemException e) {
-            throw new IllegalStateException(e);
+    // Binds the parameters in order: strings, longs, integers and SQL arrays.
+    private static void bind(PreparedStatement ps, Object... values) throws java.sql.SQLException {
+        for (int i = 0; i < values.length; i++) {
+            Object value = values[i];
+            if (value instanceof Long l) {
+                ps.setLong(i + 1, l);
+            } else if (value instanceof Integer n) {
+                ps.setInt(i + 1, n);
+            } else if (value instanceof java.sql.Array array) {
+                ps.setArray(i + 1, array);
+            } else {
+                ps.setString(i + 1, (String) value);
+            }
         }
     }
 }

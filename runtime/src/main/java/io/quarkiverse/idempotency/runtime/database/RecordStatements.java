@@ -24,10 +24,10 @@ import java.util.Map;
  * Records written before leases existed have no {@code lease_until}: they are honoured for five minutes after their
  * last renewal, the claim timeout of those versions, so that a rolling upgrade never takes over a live claim.
  */
-final class RecordStatements {
+public final class RecordStatements {
 
     /** A lease-mode claim's end: its lease, or for a record of an older version its renewal plus the old timeout. */
-    private static final String LEASE_END = "coalesce(lease_until, recorded_at + interval '5 minutes')";
+    private static final String LEASE_END = leaseEnd("");
     private static final String MS = " * interval '1 millisecond'";
     private static final String LOCK = "pg_try_advisory_xact_lock(hashtextextended(?, 0))";
 
@@ -42,14 +42,6 @@ final class RecordStatements {
     final String renew;
     final String purge;
     final String oldestClaim;
-    final String check;
-    final String columns;
-    final String stateCheck;
-    final String present;
-    final List<String> schema;
-    final String countByState;
-    final String oldestClaims;
-    final String mostRecent;
     final String state;
 
     RecordStatements(String table, boolean asynchronousClaimCommit) {
@@ -62,30 +54,18 @@ final class RecordStatements {
         this.recordFailureAfterRollback = recordFailureAfterRollback(table);
         this.release = release(table);
         this.renew = renew(table);
-        // SKIP LOCKED: instances purging at once take different rows instead of waiting for each other.
-        this.purge = "DELETE FROM " + table + " WHERE scoped_key IN (SELECT scoped_key FROM " + table
-                + " WHERE expires_at < now() ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
-        this.oldestClaim = "SELECT extract(epoch FROM now() - min(recorded_at))::float8 FROM " + table
-                + " WHERE state = 'CLAIMED'";
-        this.check = "SELECT 1 FROM " + table + " WHERE 1 = 0";
-        this.columns = "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(?) AND attnum > 0"
-                + " AND NOT attisdropped";
-        this.stateCheck = "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = to_regclass(?)"
-                + " AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'";
-        // Parameters: the table, its expiry index, its claims index (each named after the table, in its schema).
-        this.present = "SELECT to_regclass(?) IS NOT NULL, to_regclass(?) IS NOT NULL, to_regclass(?) IS NOT NULL";
-        this.schema = schema(table);
-        String row = "SELECT scoped_key, scope, state, claimed_by, recorded_at, lease_until, expires_at, attempts,"
-                + " last_failure FROM " + table;
-        this.countByState = "SELECT state, count(*) FROM " + table + " GROUP BY state";
-        this.oldestClaims = row + " WHERE state = 'CLAIMED' ORDER BY recorded_at LIMIT ?";
-        this.mostRecent = row + " ORDER BY recorded_at DESC LIMIT ?";
-        this.state = "SELECT state, CASE WHEN state = 'CLAIMED' THEN (extract(epoch FROM " + LEASE_END
-                + " - now()) * 1000)::bigint END FROM " + table + " WHERE scoped_key = ?";
+        this.purge = purge(table);
+        this.oldestClaim = oldestClaim(table);
+        this.state = state(table);
+    }
+
+    // A claim's lease end, for a table alias ("" or "r.").
+    private static String leaseEnd(String alias) {
+        return "coalesce(" + alias + "lease_until, " + alias + "recorded_at + interval '5 minutes')";
     }
 
     /** The columns the statements need, each with the definition that adds it to a table of an older version. */
-    static final Map<String, String> COLUMNS = columns();
+    public static final Map<String, String> COLUMNS = columns();
 
     private static Map<String, String> columns() {
         Map<String, String> columns = new LinkedHashMap<>();
@@ -102,14 +82,14 @@ final class RecordStatements {
     }
 
     /** The states a record can be in, as the state column's check constraint lists them. */
-    static final String STATES = "'CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'";
+    public static final String STATES = "'CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'";
 
     /**
      * The table in its current version, from nothing or from any earlier version: every statement does nothing when
      * its part is already there (the state constraint, which has no such form, is brought up to date by the store
      * only when it lacks a state). The same statements as the shipped Flyway migrations and Liquibase changelog.
      */
-    static List<String> schema(String table) {
+    public static List<String> schema(String table) {
         String name = table.substring(table.indexOf('.') + 1);
         List<String> statements = new ArrayList<>();
         if (name.length() < table.length()) {
@@ -131,7 +111,7 @@ final class RecordStatements {
     }
 
     /** @return the statement that replaces an outdated state constraint */
-    static String stateConstraint(String table, String dropName) {
+    public static String stateConstraint(String table, String dropName) {
         String name = table.substring(table.indexOf('.') + 1);
         return "ALTER TABLE " + table + " DROP CONSTRAINT IF EXISTS " + dropName + ", ADD CONSTRAINT " + name
                 + "_state_check CHECK (state IN (" + STATES + "))";
@@ -152,7 +132,7 @@ final class RecordStatements {
      * lock). Returns at most one row: the outcome ({@code NEW}, {@code TAKEN_OVER}, {@code DONE} or {@code BUSY}), the
      * failed attempts so far, and for {@code BUSY} the milliseconds left on the holder's lease.
      */
-    static String claim(String table, boolean asynchronousCommit) {
+    public static String claim(String table, boolean asynchronousCommit) {
         return "WITH " + (asynchronousCommit
                 ? "commit_mode AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)), "
                 : "")
@@ -168,7 +148,7 @@ final class RecordStatements {
                 + " expires_at = excluded.expires_at,"
                 + " attempts = CASE WHEN r.state = 'DEAD_LETTERED' THEN 0 ELSE r.attempts END"
                 + " WHERE r.state IN ('FAILED', 'DEAD_LETTERED')"
-                + " OR (r.state = 'CLAIMED' AND coalesce(r.lease_until, r.recorded_at + interval '5 minutes') < now())"
+                + " OR (r.state = 'CLAIMED' AND " + leaseEnd("r.") + " < now())"
                 + " RETURNING xmax = 0 AS inserted, attempts)"
                 + " SELECT CASE WHEN c.inserted THEN 'NEW' WHEN e.state = 'CLAIMED' THEN 'TAKEN_OVER' ELSE 'NEW' END,"
                 + " c.attempts, NULL::bigint FROM claimed c LEFT JOIN existing e ON true"
@@ -185,7 +165,7 @@ final class RecordStatements {
      * <p>
      * Parameters: 1 the scoped key, 2 the scope, 3 the token, 4 the retention, 5 the scoped key (the lock).
      */
-    static String claimInTransaction(String table) {
+    public static String claimInTransaction(String table) {
         return "INSERT INTO " + table + " (scoped_key, scope, state, claimed_by, recorded_at, expires_at, attempts)"
                 + " SELECT ?, ?, 'CONFIRMED', ?, now(), now() + ?" + MS + ", 0 WHERE " + LOCK
                 + " ON CONFLICT (scoped_key) DO NOTHING";
@@ -198,9 +178,8 @@ final class RecordStatements {
      * Parameters: 1 the scoped key (the lock), 2 the scoped key. Returns one row: locked, state (null when there is no
      * record), failed attempts, whether a claim's lease ran out.
      */
-    static String lookInTransaction(String table) {
-        return "SELECT " + LOCK + ", r.state, r.attempts,"
-                + " coalesce(r.lease_until, r.recorded_at + interval '5 minutes') < now()"
+    public static String lookInTransaction(String table) {
+        return "SELECT " + LOCK + ", r.state, r.attempts, " + leaseEnd("r.") + " < now()"
                 + " FROM (SELECT 1) one LEFT JOIN " + table + " r ON r.scoped_key = ?";
     }
 
@@ -212,7 +191,7 @@ final class RecordStatements {
      * Parameters: 1 the token, 2 the retention, 3 the scoped key. Returns the failed attempts so far (0 after a
      * dead-lettered key), or no row when the record is not free.
      */
-    static String takeOverInTransaction(String table) {
+    public static String takeOverInTransaction(String table) {
         return "UPDATE " + table + " SET state = 'CONFIRMED', claimed_by = ?, recorded_at = now(), lease_until = NULL,"
                 + " expires_at = now() + ?" + MS + ","
                 + " attempts = CASE WHEN state = 'DEAD_LETTERED' THEN 0 ELSE attempts END"
@@ -226,7 +205,7 @@ final class RecordStatements {
      * Parameters: 1 the retention, 2 the scoped key, 3 the token. One row updated, or none when the claim is no longer
      * this token's.
      */
-    static String confirm(String table) {
+    public static String confirm(String table) {
         return "UPDATE " + table + " SET state = 'CONFIRMED', recorded_at = now(), lease_until = NULL,"
                 + " expires_at = now() + ?" + MS + " WHERE scoped_key = ? AND state = 'CLAIMED' AND claimed_by = ?";
     }
@@ -238,7 +217,7 @@ final class RecordStatements {
      * Parameters: 1 the budget, 2 the failure, 3 the retention, 4 the scoped key, 5 the token. Returns the failed
      * attempts counted, or no row.
      */
-    static String recordFailureOfClaim(String table) {
+    public static String recordFailureOfClaim(String table) {
         return "UPDATE " + table + " SET state = CASE WHEN attempts + 1 >= ? THEN 'DEAD_LETTERED' ELSE 'FAILED' END,"
                 + " attempts = attempts + 1, last_failure = ?, lease_until = NULL, recorded_at = now(),"
                 + " expires_at = greatest(expires_at, now() + ?" + MS + ")"
@@ -253,7 +232,7 @@ final class RecordStatements {
      * Parameters: 1 the scoped key, 2 the scope, 3 the budget, 4 the token, 5 the retention, 6 the failure, 7 the
      * scoped key (the lock), 8 and 9 the budget. Returns the failed attempts counted, or no row.
      */
-    static String recordFailureAfterRollback(String table) {
+    public static String recordFailureAfterRollback(String table) {
         String counted = "(CASE WHEN r.state = 'DEAD_LETTERED' THEN 0 ELSE r.attempts END + 1)";
         return "INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at, expires_at,"
                 + " attempts, last_failure) SELECT ?, ?, CASE WHEN 1 >= ? THEN 'DEAD_LETTERED' ELSE 'FAILED' END, ?,"
@@ -271,7 +250,7 @@ final class RecordStatements {
      * <p>
      * Parameters: 1 the scoped key, 2 the token, 3 the scoped key, 4 the token. Returns the number of records released.
      */
-    static String release(String table) {
+    public static String release(String table) {
         return "WITH deleted AS (DELETE FROM " + table + " WHERE scoped_key = ? AND state = 'CLAIMED'"
                 + " AND claimed_by = ? AND attempts = 0 RETURNING 1),"
                 + " failed AS (UPDATE " + table + " SET state = 'FAILED', lease_until = NULL, recorded_at = now()"
@@ -285,14 +264,117 @@ final class RecordStatements {
      * <p>
      * Parameters: 1 the scoped keys, 2 their tokens, 3 their leases (arrays of equal length).
      */
-    static String renew(String table) {
+    public static String renew(String table) {
         return "UPDATE " + table + " AS r SET lease_until = now() + u.lease_ms" + MS + ", recorded_at = now()"
                 + " FROM unnest(?::varchar[], ?::varchar[], ?::bigint[]) AS u(scoped_key, token, lease_ms)"
                 + " WHERE r.scoped_key = u.scoped_key AND r.state = 'CLAIMED' AND r.claimed_by = u.token";
     }
 
+    /**
+     * Deletes up to a number of expired keys, in any state, oldest expiry first. {@code SKIP LOCKED}: instances purging
+     * at once take different rows instead of waiting for each other.
+     * <p>
+     * Parameters: 1 the most rows to delete. Returns the number of rows deleted.
+     */
+    public static String purge(String table) {
+        return "DELETE FROM " + table + " WHERE scoped_key IN (SELECT scoped_key FROM " + table
+                + " WHERE expires_at < now() ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+    }
+
+    /**
+     * The age of the oldest live claim, in seconds (null when there is none), read from the claims index.
+     */
+    public static String oldestClaim(String table) {
+        return "SELECT extract(epoch FROM now() - min(recorded_at))::float8 FROM " + table + " WHERE state = 'CLAIMED'";
+    }
+
+    /**
+     * A key's state, looked at again by a lease-mode claim that found the key taken after its snapshot.
+     * <p>
+     * Parameters: 1 the scoped key. Returns no row, or the state and, for a claim, the milliseconds left on its lease.
+     */
+    public static String state(String table) {
+        return "SELECT state, CASE WHEN state = 'CLAIMED' THEN (extract(epoch FROM " + LEASE_END
+                + " - now()) * 1000)::bigint END FROM " + table + " WHERE scoped_key = ?";
+    }
+
+    /** Whether the table can be read: fails when it is missing. */
+    public static String check(String table) {
+        return "SELECT 1 FROM " + table + " WHERE 1 = 0";
+    }
+
+    /**
+     * The table's columns.
+     * <p>
+     * Parameters: 1 the table. Returns one row per column: its name.
+     */
+    public static String columnsOf() {
+        return "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(?) AND attnum > 0 AND NOT attisdropped";
+    }
+
+    /**
+     * The table's check constraints on its state column.
+     * <p>
+     * Parameters: 1 the table. Returns one row per constraint: its name and its definition.
+     */
+    public static String stateChecks() {
+        return "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = to_regclass(?)"
+                + " AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'";
+    }
+
+    /**
+     * Whether the table and its two indexes exist.
+     * <p>
+     * Parameters: 1 the table, 2 its expiry index, 3 its claims index (each named after the table, in its schema).
+     * Returns one row of three booleans.
+     */
+    public static String present() {
+        return "SELECT to_regclass(?) IS NOT NULL, to_regclass(?) IS NOT NULL, to_regclass(?) IS NOT NULL";
+    }
+
+    /**
+     * Takes the lock that makes instances starting at once update the schema in turn, until the transaction ends.
+     */
+    public static String schemaLock() {
+        return "SELECT pg_advisory_xact_lock(hashtextextended('quarkus-idempotency schema', 0))";
+    }
+
+    /**
+     * Makes a schema update fail rather than stall everyone when the table is busy with long transactions.
+     */
+    public static String schemaLockTimeout() {
+        return "SET LOCAL lock_timeout = '10s'";
+    }
+
+    /** Keys by state. Returns one row per state present: the state and its count. */
+    public static String countByState(String table) {
+        return "SELECT state, count(*) FROM " + table + " GROUP BY state";
+    }
+
+    /**
+     * The oldest live claims first.
+     * <p>
+     * Parameters: 1 how many. Returns rows of {@link #RECORD_COLUMNS}.
+     */
+    public static String oldestClaims(String table) {
+        return "SELECT " + RECORD_COLUMNS + " FROM " + table + " WHERE state = 'CLAIMED' ORDER BY recorded_at LIMIT ?";
+    }
+
+    /**
+     * The most recently recorded keys first.
+     * <p>
+     * Parameters: 1 how many. Returns rows of {@link #RECORD_COLUMNS}.
+     */
+    public static String mostRecent(String table) {
+        return "SELECT " + RECORD_COLUMNS + " FROM " + table + " ORDER BY recorded_at DESC LIMIT ?";
+    }
+
+    /** The columns of a record as {@link #oldestClaims} and {@link #mostRecent} return them, in order. */
+    public static final String RECORD_COLUMNS = "scoped_key, scope, state, claimed_by, recorded_at, lease_until,"
+            + " expires_at, attempts, last_failure";
+
     /** @return the key as the application made it, from the stored scoped key (scope, colon, key) */
-    static String unscoped(String scopedKey, String scope) {
+    public static String unscoped(String scopedKey, String scope) {
         return scopedKey.startsWith(scope + ":") ? scopedKey.substring(scope.length() + 1) : scopedKey;
     }
 }

@@ -29,7 +29,8 @@ import io.quarkus.runtime.StartupEvent;
 @Singleton
 public class KafkaChannelCheck {
 
-    static final String CONNECTOR = IdempotentMethods.KAFKA_CONNECTOR;
+    /** The Kafka connector's name. */
+    public static final String CONNECTOR = "smallrye-kafka";
     /** SmallRye's default for {@code throttled.unprocessed-record-max-age.ms}. */
     static final int DEFAULT_MAX_AGE_MS = 60_000;
 

@@ -9,12 +9,9 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
 import io.quarkiverse.idempotency.IdempotencyException;
-import io.quarkiverse.idempotency.UnreadablePayloadException;
 import io.quarkiverse.idempotency.runtime.DeadLetterHeaders;
 import io.quarkiverse.idempotency.runtime.Deliveries;
 import io.quarkiverse.idempotency.runtime.Failures;
-import io.quarkiverse.idempotency.runtime.InboundMessage;
-import io.quarkiverse.idempotency.runtime.InboundMessages;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.kafka.IncomingKafkaRecord;
 import io.smallrye.reactive.messaging.kafka.api.OutgoingKafkaRecordMetadata;
@@ -46,16 +43,9 @@ final class KafkaIdempotencyFailureHandler implements KafkaFailureHandler {
 
     @Override
     public <K, V> Uni<Void> handle(IncomingKafkaRecord<K, V> record, Throwable reason, Metadata metadata) {
-        IdempotencyException outcome = Failures.outcomeOf(reason);
+        IdempotencyException outcome = Failures.outcomeToMap(record, channel, reason, deliveries);
         if (outcome == null) {
-            InboundMessage inbound = InboundMessages.of(record);
-            if (inbound != null && inbound.delivery() != null) {
-                return delegate.handle(record, reason, metadata);
-            }
-            // It never reached the method: SmallRye could not hand its payload over.
-            deliveries.unreadable(channel, record.getMetadata(), reason);
-            outcome = new UnreadablePayloadException("The payload of a record of channel " + channel
-                    + " could not be converted for its @Idempotent method: " + reason, reason);
+            return delegate.handle(record, reason, metadata);
         }
         if (outcome.requeue()) {
             return stop.handle(record, outcome, metadata);

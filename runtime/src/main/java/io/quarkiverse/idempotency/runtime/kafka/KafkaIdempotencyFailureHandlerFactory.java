@@ -68,11 +68,7 @@ public class KafkaIdempotencyFailureHandlerFactory implements KafkaFailureHandle
     }
 
     private KafkaFailureHandler.Factory factory(String name, String channel) {
-        Instance<KafkaFailureHandler.Factory> factory = factories.select(Identifier.Literal.of(name));
-        if (!factory.isResolvable()) {
-            throw DelegateStrategy.unknown(name, channel, CONNECTOR_STRATEGY, "Kafka", CHOICES);
-        }
-        return factory.get();
+        return DelegateStrategy.factory(factories, name, channel, CONNECTOR_STRATEGY, "Kafka", CHOICES);
     }
 
     /** @return the strategy for failures the extension does not map on this channel */

@@ -26,35 +26,38 @@ public class RabbitMQChannelCheck {
 
     private static final Logger LOG = Logger.getLogger(RabbitMQChannelCheck.class);
 
-    static final String CONNECTOR = "smallrye-rabbitmq";
+    /** The RabbitMQ connector's name. */
+    public static final String CONNECTOR = "smallrye-rabbitmq";
 
     void check(@Observes StartupEvent event, IdempotentMethods methods, IdempotencyConfig idempotency) {
         Config config = ConfigProvider.getConfig();
         List<String> problems = new ArrayList<>();
-        String connectorWide = config.getOptionalValue(IdempotencyFailureHandlerFactory.CONNECTOR_STRATEGY, String.class)
-                .filter(s -> !IdempotencyFailureHandlerFactory.NAME.equals(s)).orElse(null);
+        String connectorWide = config
+                .getOptionalValue(RabbitMQIdempotencyFailureHandlerFactory.CONNECTOR_STRATEGY, String.class)
+                .filter(s -> !RabbitMQIdempotencyFailureHandlerFactory.NAME.equals(s)).orElse(null);
         for (String channel : methods.channels()) {
             if (!CONNECTOR.equals(methods.connector(channel))) {
                 continue;
             }
             String prefix = "mp.messaging.incoming." + channel + ".";
             String strategy = config.getOptionalValue(prefix + "failure-strategy", String.class)
-                    .orElse(IdempotencyFailureHandlerFactory.NAME);
-            if (!IdempotencyFailureHandlerFactory.NAME.equals(strategy)) {
+                    .orElse(RabbitMQIdempotencyFailureHandlerFactory.NAME);
+            if (!RabbitMQIdempotencyFailureHandlerFactory.NAME.equals(strategy)) {
                 problems.add("Channel " + channel + " has @Idempotent methods but " + prefix + "failure-strategy="
                         + strategy + ", so their outcomes are not mapped to the broker (a busy message would not wait"
                         + " and retry, a poison message would not be dead-lettered after its attempts). Remove that"
                         + " property: handler failures are retried by quarkus.idempotency.retry.*, and " + prefix
-                        + IdempotencyFailureHandlerFactory.DELEGATE_ATTRIBUTE + "=" + strategy
+                        + RabbitMQIdempotencyFailureHandlerFactory.DELEGATE_ATTRIBUTE + "=" + strategy
                         + " takes the failures the extension does not map");
             }
-            if (connectorWide != null && config.getOptionalValue(prefix + IdempotencyFailureHandlerFactory.DELEGATE_ATTRIBUTE,
-                    String.class).isEmpty()) {
-                LOG.warn(IdempotencyFailureHandlerFactory.CONNECTOR_STRATEGY + "=" + connectorWide + " does not decide"
+            if (connectorWide != null
+                    && config.getOptionalValue(prefix + RabbitMQIdempotencyFailureHandlerFactory.DELEGATE_ATTRIBUTE,
+                            String.class).isEmpty()) {
+                LOG.warn(RabbitMQIdempotencyFailureHandlerFactory.CONNECTOR_STRATEGY + "=" + connectorWide + " does not decide"
                         + " what happens to a failed message of channel " + channel + ": its @Idempotent methods retry"
                         + " handler failures within their attempt budget (quarkus.idempotency.retry.*) and then"
                         + " dead-letter them. The connector-wide strategy takes only the failures the extension does not"
-                        + " map; set " + prefix + IdempotencyFailureHandlerFactory.DELEGATE_ATTRIBUTE + " to choose"
+                        + " map; set " + prefix + RabbitMQIdempotencyFailureHandlerFactory.DELEGATE_ATTRIBUTE + " to choose"
                         + " that per channel and silence this warning");
             }
             IdempotencyConfig.Channel settings = idempotency.channels().get(channel);

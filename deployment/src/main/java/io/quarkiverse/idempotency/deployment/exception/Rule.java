@@ -1,0 +1,110 @@
+package io.quarkiverse.idempotency.deployment.exception;
+
+/**
+ * Every rule the build checks, each with its wording and its remedy side by side. A rule's text may take details
+ * (the offending type, value or channel), filled in in order: first those of the fact, then those of the remedy.
+ */
+public enum Rule {
+
+    ON_CLASS("@Idempotent is not allowed on a class", "put it on each @Incoming method that must be idempotent"),
+    NOT_INCOMING("@Idempotent is only allowed on @Incoming methods", "add @Incoming or remove @Idempotent"),
+    INACCESSIBLE("@Idempotent method must be neither private nor static",
+            "make it a non-static method with package, protected or public visibility so it can be intercepted"),
+    STREAM("@Idempotent method consumes or produces a stream (Multi, Publisher or a stream builder), which has no"
+            + " per-message outcome", "take one payload or Message and return void, a value, Uni or CompletionStage"),
+    NO_MESSAGE("@Idempotent method takes no message", "take the payload or the Message as its first parameter"),
+    EARLY_ACKNOWLEDGMENT("@Idempotent method uses @Acknowledgment(%s), which acknowledges the message before its"
+            + " outcome is known", "remove @Acknowledgment or use POST_PROCESSING"),
+    MESSAGE_PROCESSOR("@Idempotent method takes a Message and produces one (@Outgoing), so the outcome of the input"
+            + " cannot be known before the output is acknowledged downstream",
+            "take the payload and return the output payload (a duplicate then emits nothing)"),
+    MESSAGE_WITHOUT_STAGE("@Idempotent method takes a Message but returns neither CompletionStage nor Uni",
+            "return the CompletionStage<Void> of message.ack()/nack(), or take the payload instead"),
+    TRANSACTIONAL_ASYNC("@Idempotent @Transactional method is asynchronous or takes a Message, so the key cannot be"
+            + " confirmed inside its transaction",
+            "take the payload and return void or a value (it runs on a worker"
+                    + " thread), or drop @Transactional and open the transaction inside the method"),
+    EVENT_LOOP("@Idempotent method returns %s and would run on the event loop, where the store's blocking calls are"
+            + " not allowed", "annotate it with @Blocking (or @RunOnVirtualThread)"),
+    NON_BLOCKING("@Idempotent method is @NonBlocking, where the store's blocking calls are not allowed",
+            "remove @NonBlocking"),
+    TRANSACTIONAL_PROCESSOR("@Idempotent processor is @Transactional: its transaction commits before its output is"
+            + " accepted downstream, so a failed send would either lose the output (the key is confirmed) or repeat"
+            + " the work (it is not)",
+            "remove @Transactional (the key is then confirmed once the output is"
+                    + " acknowledged downstream), or write the output in the transaction (an outbox) from a consumer"),
+    IN_TRANSACTION_INELIGIBLE("@Idempotent(mode = IN_TRANSACTION) needs a @Transactional method that starts its"
+            + " transaction, takes the payload, returns synchronously and emits nothing",
+            "add @Transactional (REQUIRED or REQUIRES_NEW), or use mode = LEASE"),
+    IN_TRANSACTION_MEMORY_STORE("@Idempotent(mode = IN_TRANSACTION) needs a store that writes keys in the method's"
+            + " transaction, but quarkus.idempotency.store=memory", "use the database store, or mode = LEASE"),
+    KEY_FUNCTION_NOT_INDEXED("@Idempotent key function %s is not in the index",
+            "make it a class of the application (or index its jar)"),
+    KEY_FUNCTION_ABSTRACT("@Idempotent key function %s is abstract", "name a concrete class implementing KeyFunction"),
+    KEY_FUNCTION_NOT_A_KEY_FUNCTION("@Idempotent key function %s does not implement KeyFunction",
+            "implement io.quarkiverse.idempotency.KeyFunction"),
+    KEY_FUNCTION_PAYLOAD("@Idempotent key function %s accepts %s but the method's payload is %s",
+            "implement KeyFunction<%s> or a supertype of it"),
+    INVALID_DURATION("@Idempotent(%s = \"%s\") is not a positive duration",
+            "use an ISO-8601 duration (PT30M) or a Quarkus shorthand (30m, 24h, 7d)"),
+    NEGATIVE_ATTEMPTS("@Idempotent(maxAttempts = %s) is negative",
+            "give the number of attempts (at least 1), or 0 for quarkus.idempotency.retry.max-attempts"),
+    SHARED_SCOPE("@Idempotent methods %s and %s both consume channel '%s' under scope '%s', so the second would take"
+            + " every message for a duplicate", "give each of them its own @Idempotent(scope = ...)"),
+    INTERNAL_CHANNEL("@Idempotent method %s consumes channel '%s', which no connector feeds (an internal channel): its"
+            + " outcomes would go back to whatever emitted the message, which cannot wait and retry",
+            "put @Idempotent on the method that consumes from the broker"),
+    UNSUPPORTED_CONNECTOR("@Idempotent method %s consumes channel '%s' of connector %s, whose failure handling the"
+            + " extension cannot map its outcomes to (a busy message would be acked, dead-lettered or committed past"
+            + " instead of retried later)",
+            "use a channel of %s, or the programmatic form (Idempotency) where you"
+                    + " decide what a nack does"),
+    ONE_RECORD_AT_A_TIME("@Idempotent method %s consumes %s channel '%s' and %s: %s cannot requeue one record, so the"
+            + " extension retries a busy, failed or unstored record in place, inside the method's invocation",
+            "take one record's payload and return void, Uni<Void> or CompletionStage<Void>; send any output with an"
+                    + " Emitter"),
+    NOT_POSTGRESQL("The idempotency database store runs PostgreSQL's SQL, but its datasource is %s=%s",
+            "use a PostgreSQL datasource, set quarkus.idempotency.store=memory for tests, or supply an"
+                    + " IdempotencyStore bean"),
+    DATABASE_WITHOUT_ORM("quarkus.idempotency.store=database requires Quarkus Hibernate ORM",
+            "add quarkus-hibernate-orm-panache and a JDBC driver to the project dependencies, or set"
+                    + " quarkus.idempotency.store=memory"),
+    INVALID_TABLE_NAME("quarkus.idempotency.database.table='%s' is not a valid table name",
+            "use letters, digits and underscores, starting with a letter or underscore, optionally qualified by a"
+                    + " schema (messaging.idempotency_record), and not a reserved SQL word");
+
+    private final String fact;
+    private final String remedy;
+
+    Rule(String fact, String remedy) {
+        this.fact = fact;
+        this.remedy = remedy;
+    }
+
+    /**
+     * @param location where the rule is broken: {@code class=..., method=...}, a channel or a configuration property
+     * @param details the details the fact and then the remedy take, in order
+     * @return the message: fact, location and remedy, in the form every build error of the extension has
+     */
+    String message(String location, Object... details) {
+        int inFact = placeholders(fact);
+        if (details.length != inFact + placeholders(remedy)) {
+            throw new IllegalArgumentException(name() + " takes " + (inFact + placeholders(remedy)) + " details, not "
+                    + details.length);
+        }
+        Object[] factDetails = new Object[inFact];
+        Object[] remedyDetails = new Object[details.length - inFact];
+        System.arraycopy(details, 0, factDetails, 0, inFact);
+        System.arraycopy(details, inFact, remedyDetails, 0, remedyDetails.length);
+        return String.format(fact, factDetails) + (location == null ? "" : " [" + location + "]") + "; "
+                + String.format(remedy, remedyDetails);
+    }
+
+    private static int placeholders(String template) {
+        int n = 0;
+        for (int i = template.indexOf("%s"); i >= 0; i = template.indexOf("%s", i + 2)) {
+            n++;
+        }
+        return n;
+    }
+}

@@ -1,0 +1,40 @@
+package io.quarkiverse.idempotency.test.rules;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.deployment.exception.Rule;
+import io.quarkiverse.idempotency.test.support.TestApps;
+import io.quarkus.test.QuarkusUnitTest;
+
+class SharedScopeTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.failing(Rule.SHARED_SCOPE,
+            "both consume channel 'in' under scope 'in'", Consumer.class);
+
+    @Test
+    void buildFails() {
+        fail("the build must fail");
+    }
+
+    @ApplicationScoped
+    public static class Consumer {
+
+        @Incoming("in")
+        @Idempotent
+        public void first(String payload) {
+        }
+
+        @Incoming("in")
+        @Idempotent
+        public void second(String payload) {
+        }
+    }
+}

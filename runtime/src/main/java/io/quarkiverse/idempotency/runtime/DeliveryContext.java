@@ -1,0 +1,19 @@
+package io.quarkiverse.idempotency.runtime;
+
+import java.time.Duration;
+
+import io.quarkiverse.idempotency.IdempotencyStore;
+
+/**
+ * What every {@link Delivery} of this application shares: built once by {@link Deliveries}.
+ *
+ * @param store where keys live
+ * @param listener what a delivery reports its transitions to (metrics and logs)
+ * @param renewer renews the leases of running handlers' claims
+ * @param confirmedKeys the keys this process confirmed, or {@code null} when that cache is off
+ * @param tokens this process's worker id and the claims' tokens
+ * @param requeueDelay how long a busy or store-failed message waits before it is redelivered
+ */
+record DeliveryContext(IdempotencyStore store, DeliveryListener listener, LeaseRenewer renewer,
+        ConfirmedKeys confirmedKeys, ClaimTokens tokens, Duration requeueDelay) {
+}

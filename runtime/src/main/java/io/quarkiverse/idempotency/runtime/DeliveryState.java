@@ -1,0 +1,63 @@
+package io.quarkiverse.idempotency.runtime;
+
+/**
+ * Where a {@link Delivery} is in its life (its diagram is on {@link Delivery}); the states from {@link #DUPLICATE} on
+ * end it, each counted as an {@link Outcome} except {@link #ABANDONED}.
+ */
+public enum DeliveryState {
+    /** The key is computed; nothing is claimed yet. */
+    KEYED,
+    /** A lease-mode claim is held (renewed while the handler runs). */
+    CLAIMED,
+    /** The key is written as confirmed in the handler's transaction, not committed yet. */
+    WRITTEN_IN_TRANSACTION,
+    /** The lease-mode claim is confirmed in the handler's transaction, not committed yet. */
+    CONFIRMED_IN_TRANSACTION,
+    /** The claim was found taken over when confirming in the handler's transaction, which then rolls back. */
+    LOST_IN_TRANSACTION,
+    /** A processor returned; its key is confirmed once its output is acknowledged downstream. */
+    AWAITING_OUTPUT_ACK,
+    /** The handler returned but its transaction rolled back: the attempt failed. */
+    ROLLED_BACK,
+    /** The key was confirmed before: acked without running. */
+    DUPLICATE(Outcome.DUPLICATE),
+    /** Another delivery holds the key: redelivered later. */
+    BUSY(Outcome.BUSY),
+    /** The work is done and the key confirmed: acked. */
+    HANDLED(Outcome.HANDLED),
+    /** The work is done but the store failed to confirm the key: acked; a later duplicate may run again. */
+    UNCONFIRMED(Outcome.UNCONFIRMED),
+    /** The attempt failed and was counted: redelivered after a delay. */
+    RETRYING(Outcome.RETRYING),
+    /** The last attempt of the budget failed: dead-lettered. */
+    DEAD_LETTERED(Outcome.DEAD_LETTERED),
+    /** The store failed: redelivered later, nothing counted. */
+    STORE_FAILED(Outcome.STORE_FAILED),
+    /** The claim was taken over by another delivery before this one finished: redelivered later. */
+    CLAIM_LOST(Outcome.CLAIM_LOST),
+    /** The handler's result was cancelled: its outcome is unknown, its claim left to run out. */
+    ABANDONED(null);
+
+    private final Outcome outcome;
+    private final boolean ended;
+
+    DeliveryState() {
+        this.outcome = null;
+        this.ended = false;
+    }
+
+    DeliveryState(Outcome outcome) {
+        this.outcome = outcome;
+        this.ended = true;
+    }
+
+    /** @return whether the delivery has ended: its outcome is decided */
+    public boolean ended() {
+        return ended;
+    }
+
+    /** @return how an ended delivery is counted, or {@code null} when it is not (still running, abandoned) */
+    public Outcome outcome() {
+        return outcome;
+    }
+}

@@ -1,0 +1,120 @@
+package io.quarkiverse.idempotency.runtime.database;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.function.Supplier;
+
+import javax.sql.DataSource;
+
+import jakarta.transaction.Status;
+import jakarta.transaction.SystemException;
+import jakarta.transaction.TransactionManager;
+
+import io.quarkus.narayana.jta.QuarkusTransaction;
+
+/**
+ * The key table on its datasource, and the JDBC plumbing every statement of the database store goes through: one
+ * connection, one prepared statement, its parameters bound, its result read, an {@link SQLException} turned into an
+ * {@link IllegalStateException} that says what failed.
+ */
+public final class KeyTable {
+
+    /** Binds a statement's parameters. */
+    @FunctionalInterface
+    public interface Binder {
+        void bind(PreparedStatement statement) throws SQLException;
+    }
+
+    /** Reads a query's result. */
+    @FunctionalInterface
+    public interface Reader<T> {
+        T read(ResultSet result) throws SQLException;
+    }
+
+    /** Runs statements on one connection. */
+    @FunctionalInterface
+    public interface Work<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    private final DataSource dataSource;
+    private final TransactionManager transactions;
+    private final String name;
+
+    KeyTable(DataSource dataSource, TransactionManager transactions, String name) {
+        this.dataSource = dataSource;
+        this.transactions = transactions;
+        this.name = name;
+    }
+
+    /** @return the table's name, schema-qualified when configured so */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * Runs a query and reads its result.
+     *
+     * @param failure what failed, for the exception's message ("Could not claim key 'x'")
+     */
+    public <T> T query(String sql, Binder binder, Reader<T> reader, String failure) {
+        return connect(c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                binder.bind(ps);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return reader.read(rs);
+                }
+            }
+        }, failure);
+    }
+
+    /**
+     * Runs an update.
+     *
+     * @param failure what failed, for the exception's message
+     * @return the number of rows it changed
+     */
+    public int update(String sql, Binder binder, String failure) {
+        return connect(c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                binder.bind(ps);
+                return ps.executeUpdate();
+            }
+        }, failure);
+    }
+
+    /**
+     * Runs statements on one connection: the one enlisted in the caller's transaction, if any.
+     *
+     * @param failure what failed, for the exception's message
+     */
+    public <T> T connect(Work<T> work, String failure) {
+        try (Connection c = dataSource.getConnection()) {
+            return work.run(c);
+        } catch (SQLException e) {
+            throw new IllegalStateException(failure + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Runs work that must commit on its own. Outside a transaction a connection is in auto-commit, so a statement
+     * commits on its own in one round trip; inside a caller's transaction, the work must not join it, so it runs in a
+     * new one.
+     */
+    public <T> T onItsOwn(Supplier<T> work) {
+        if (inTransaction()) {
+            return QuarkusTransaction.requiringNew().call(work::get);
+        }
+        return work.get();
+    }
+
+    private boolean inTransaction() {
+        try {
+            return transactions.getStatus() != Status.STATUS_NO_TRANSACTION;
+        } catch (SystemException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

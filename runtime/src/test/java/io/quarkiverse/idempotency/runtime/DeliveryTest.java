@@ -1,0 +1,452 @@
+package io.quarkiverse.idempotency.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+
+import org.eclipse.microprofile.reactive.messaging.Metadata;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.quarkiverse.idempotency.AttemptsExhaustedException;
+import io.quarkiverse.idempotency.Claim;
+import io.quarkiverse.idempotency.ClaimLostException;
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.DeliveryInProgressException;
+import io.quarkiverse.idempotency.HandlerFailedException;
+import io.quarkiverse.idempotency.HandlerRolledBackException;
+import io.quarkiverse.idempotency.IdempotencyException;
+import io.quarkiverse.idempotency.IdempotencyMode;
+import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.StoreUnavailableException;
+import io.vertx.core.Vertx;
+
+/**
+ * {@link Delivery}'s state machine, transition by transition, against a store whose every answer the test chooses and
+ * which fails where the test says: what each transition answers, which state it leaves, what it asks of the store and
+ * what it reports.
+ */
+class DeliveryTest {
+
+    static final ScopedKey KEY = new ScopedKey("payments", "p-1");
+    static final RetryPolicy RETRY = new RetryPolicy(3, Duration.ofSeconds(1), Duration.ofMinutes(1), 0);
+    static final DeliveryPolicy POLICY = new DeliveryPolicy(Duration.ofHours(24), Duration.ofSeconds(30), RETRY);
+
+    static Vertx vertx;
+
+    ScriptedStore store;
+    Events events;
+    LeaseRenewer renewer;
+
+    @BeforeAll
+    static void startVertx() {
+        vertx = Vertx.vertx();
+    }
+
+    @AfterAll
+    static void stopVertx() {
+        vertx.close();
+    }
+
+    @BeforeEach
+    void newContext() {
+        store = new ScriptedStore();
+        events = new Events();
+        renewer = new LeaseRenewer(store, vertx, Duration.ofSeconds(30));
+    }
+
+    Delivery delivery(IdempotencyMode mode) {
+        MethodPlan plan = new MethodPlan("Payments#charge", "payments", null, (p, m) -> "p-1", mode,
+                Map.of("payments", POLICY), IdempotentMethodInfo.Returns.SYNC, false, false, false, false);
+        DeliveryContext context = new DeliveryContext(store, events, renewer, null, new ClaimTokens("worker"),
+                Duration.ofMillis(500));
+        return new Delivery(context, plan, "payments", KEY, Metadata.empty());
+    }
+
+    Delivery lease() {
+        return delivery(IdempotencyMode.LEASE);
+    }
+
+    Delivery inTransaction() {
+        return delivery(IdempotencyMode.IN_TRANSACTION);
+    }
+
+    // ---- claiming on a lease
+
+    @Test
+    void aNewKeyIsClaimedOnALeaseThenConfirmed() {
+        Delivery d = lease();
+        assertTrue(d.claim(), "the handler runs");
+        assertEquals(DeliveryState.CLAIMED, d.state());
+        assertTrue(renewer.tracking(KEY), "its lease is renewed while the handler runs");
+        d.succeeded();
+        assertEquals(DeliveryState.HANDLED, d.state());
+        assertFalse(renewer.tracking(KEY), "no longer renewed");
+        assertEquals(List.of("claim", "confirm"), store.calls);
+        assertEquals(List.of("claimAnswered", "ended:HANDLED"), events.seen);
+    }
+
+    @Test
+    void aConfirmedKeyIsADuplicate() {
+        store.claims.add(Claim.DONE);
+        Delivery d = lease();
+        assertFalse(d.claim(), "the handler does not run");
+        assertEquals(DeliveryState.DUPLICATE, d.state());
+        assertTrue(d.isDuplicate());
+        assertEquals(List.of("claimAnswered", "ended:DUPLICATE"), events.seen);
+    }
+
+    @Test
+    void aKeyHeldElsewhereIsBusyAndWaitsForTheHoldersLeaseUpToAThirdOfItsOwn() {
+        store.claims.add(Claim.busyFor(Duration.ofSeconds(25)));
+        Delivery d = lease();
+        DeliveryInProgressException busy = assertThrows(DeliveryInProgressException.class, d::claim);
+        assertEquals(DeliveryState.BUSY, d.state());
+        assertEquals(Duration.ofSeconds(10), busy.retryDelay(), "a third of the 30 s lease");
+        assertTrue(busy.requeue());
+        assertSame(busy, d.failed(busy), "ending it again answers the same");
+    }
+
+    @Test
+    void aBusyKeyWhoseHolderIsUnknownWaitsTheRequeueDelay() {
+        store.claims.add(Claim.BUSY);
+        DeliveryInProgressException busy = assertThrows(DeliveryInProgressException.class, lease()::claim);
+        assertEquals(Duration.ofMillis(500), busy.retryDelay());
+    }
+
+    @Test
+    void anExpiredClaimIsTakenOverAndItsFailedAttemptsCarriedOn() {
+        store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 2));
+        Delivery d = lease();
+        assertTrue(d.claim());
+        assertEquals(DeliveryState.CLAIMED, d.state());
+        assertEquals(2, d.failedBefore());
+        assertEquals(List.of("claimAnswered", "tookOver"), events.seen);
+    }
+
+    @Test
+    void aStoreFailingToClaimIsAStoreFailureNotACountedAttempt() {
+        store.failing.add("claim");
+        Delivery d = lease();
+        StoreUnavailableException failure = assertThrows(StoreUnavailableException.class, d::claim);
+        assertEquals(DeliveryState.STORE_FAILED, d.state());
+        assertTrue(failure.requeue());
+        assertSame(failure, d.failed(failure), "the handler never ran: nothing to count, nothing to release");
+        assertEquals(List.of("claim"), store.calls);
+        assertEquals(List.of("ended:STORE_FAILED"), events.seen);
+    }
+
+    // ---- the handler failing
+
+    @Test
+    void aFailedAttemptWithinTheBudgetIsCountedAndRetriedAfterItsDelay() {
+        Delivery d = lease();
+        d.claim();
+        store.counts.add(1);
+        IdempotencyException answer = d.failed(new IllegalStateException("declined"));
+        HandlerFailedException retry = assertInstanceOf(HandlerFailedException.class, answer);
+        assertEquals(1, retry.attempt());
+        assertEquals(Duration.ofSeconds(1), retry.retryDelay());
+        assertEquals(DeliveryState.RETRYING, d.state());
+        assertFalse(renewer.tracking(KEY));
+        assertSame(answer, d.failed(new IllegalStateException("again")), "ends once: the first answer stands");
+        assertSame(answer, assertThrows(HandlerFailedException.class, d::succeeded), "even when it then succeeds");
+        assertEquals(List.of("claim", "recordFailure"), store.calls);
+    }
+
+    @Test
+    void theLastAttemptOfTheBudgetIsDeadLettered() {
+        Delivery d = lease();
+        d.claim();
+        store.counts.add(3);
+        AttemptsExhaustedException spent = assertInstanceOf(AttemptsExhaustedException.class,
+                d.failed(new IllegalStateException("declined")));
+        assertEquals(3, spent.attempts());
+        assertFalse(spent.requeue());
+        assertEquals(DeliveryState.DEAD_LETTERED, d.state());
+        assertEquals("ended:DEAD_LETTERED", events.seen.get(events.seen.size() - 1));
+    }
+
+    @Test
+    void aFailureOnAKeyNoLongerThisDeliverysIsAClaimLostAndNotCounted() {
+        Delivery d = lease();
+        d.claim();
+        store.counts.add(0);
+        IdempotencyException answer = d.failed(new IllegalStateException("declined"));
+        assertTrue(answer.requeue());
+        assertEquals(DeliveryState.CLAIM_LOST, d.state());
+    }
+
+    @Test
+    void aFailureOfTheExtensionsOwnOutcomeAfterTheDeliveryEndedIsAnsweredAsIs() {
+        Delivery d = lease();
+        d.confirmedEarlier();
+        DeliveryInProgressException busy = new DeliveryInProgressException(KEY);
+        assertSame(busy, d.failed(busy));
+        assertEquals(DeliveryState.DUPLICATE, d.state());
+    }
+
+    // ---- confirming on its own
+
+    @Test
+    void aConfirmTheStoreCannotMakeLeavesTheWorkAckedButUnconfirmed() {
+        Delivery d = lease();
+        d.claim();
+        store.failing.add("confirm");
+        d.succeeded(); // the work happened: no exception, the message is acked
+        assertEquals(DeliveryState.UNCONFIRMED, d.state());
+        assertNull(d.answer());
+        assertEquals("ended:UNCONFIRMED", events.seen.get(events.seen.size() - 1));
+    }
+
+    @Test
+    void aConfirmThatFindsTheClaimTakenOverLeavesTheWorkAckedAsAClaimLost() {
+        Delivery d = lease();
+        d.claim();
+        store.confirms.add(false);
+        d.succeeded();
+        assertEquals(DeliveryState.CLAIM_LOST, d.state());
+        assertNull(d.answer(), "acked: the work is done");
+    }
+
+    @Test
+    void succeedingTwiceConfirmsOnce() {
+        Delivery d = lease();
+        d.claim();
+        d.succeeded();
+        d.succeeded();
+        assertEquals(List.of("claim", "confirm"), store.calls);
+        assertEquals(1, events.seen.stream().filter(e -> e.startsWith("ended")).count());
+    }
+
+    // ---- processors
+
+    @Test
+    void aProcessorIsConfirmedOnceItsOutputIsAcknowledged() {
+        Delivery d = lease();
+        d.claim();
+        d.awaitOutputAck();
+        assertEquals(DeliveryState.AWAITING_OUTPUT_ACK, d.state());
+        assertTrue(renewer.tracking(KEY), "renewed while its output is on its way");
+        d.succeeded();
+        assertEquals(DeliveryState.HANDLED, d.state());
+    }
+
+    @Test
+    void aProcessorWhoseOutputIsNackedCountsAnAttempt() {
+        Delivery d = lease();
+        d.claim();
+        d.awaitOutputAck();
+        store.counts.add(1);
+        assertInstanceOf(HandlerFailedException.class, d.failed(new IllegalStateException("nacked downstream")));
+        assertEquals(DeliveryState.RETRYING, d.state());
+    }
+
+    @Test
+    void aCancelledHandlerIsAbandonedItsClaimLeftToRunOut() {
+        Delivery d = lease();
+        d.claim();
+        d.abandoned();
+        assertEquals(DeliveryState.ABANDONED, d.state());
+        assertFalse(renewer.tracking(KEY), "not renewed: it runs out");
+        assertEquals(List.of("claim"), store.calls, "neither confirmed nor released");
+        d.succeeded(); // a late result changes nothing
+        assertEquals(DeliveryState.ABANDONED, d.state());
+    }
+
+    // ---- in the handler's transaction
+
+    @Test
+    void aNewKeyIsWrittenInTheHandlersTransaction() {
+        Delivery d = inTransaction();
+        assertTrue(d.claimInTransaction());
+        assertEquals(DeliveryState.WRITTEN_IN_TRANSACTION, d.state());
+        assertFalse(renewer.tracking(KEY), "no lease: nothing outlives the transaction");
+        d.succeeded();
+        assertEquals(DeliveryState.HANDLED, d.state());
+        assertEquals(List.of("claimInTransaction"), store.calls, "nothing to confirm: the commit did");
+    }
+
+    @Test
+    void aTransactionThatRolledBackWithoutAnExceptionIsACountedAttempt() {
+        Delivery d = inTransaction();
+        d.claimInTransaction();
+        d.markedRollbackOnly();
+        assertEquals(DeliveryState.ROLLED_BACK, d.state());
+        store.counts.add(1);
+        HandlerFailedException retry = assertThrows(HandlerFailedException.class, d::succeeded);
+        assertInstanceOf(HandlerRolledBackException.class, retry.getCause());
+        assertEquals(DeliveryState.RETRYING, d.state());
+    }
+
+    @Test
+    void aStoreFailingToClaimInTheTransactionIsAStoreFailure() {
+        store.failing.add("claimInTransaction");
+        Delivery d = inTransaction();
+        assertThrows(StoreUnavailableException.class, d::claimInTransaction);
+        assertEquals(DeliveryState.STORE_FAILED, d.state());
+    }
+
+    @Test
+    void aLeaseClaimIsConfirmedInTheHandlersTransaction() {
+        Delivery d = lease();
+        d.claim();
+        assertTrue(d.confirmInTransaction());
+        assertEquals(DeliveryState.CONFIRMED_IN_TRANSACTION, d.state());
+        d.succeeded();
+        assertEquals(DeliveryState.HANDLED, d.state());
+        assertEquals(List.of("claim", "confirmInTransaction"), store.calls);
+    }
+
+    @Test
+    void aLeaseClaimFoundTakenOverInTheTransactionRollsItBackAsAClaimLost() {
+        Delivery d = lease();
+        d.claim();
+        store.confirms.add(false);
+        assertFalse(d.confirmInTransaction(), "the caller rolls the transaction back");
+        assertEquals(DeliveryState.LOST_IN_TRANSACTION, d.state());
+        assertThrows(ClaimLostException.class, d::succeeded);
+        assertEquals(DeliveryState.CLAIM_LOST, d.state());
+    }
+
+    @Test
+    void aStoreFailingToConfirmInTheTransactionReleasesTheLeaseOnceTheTransactionEnded() {
+        Delivery d = lease();
+        d.claim();
+        store.failing.add("confirmInTransaction");
+        StoreUnavailableException failure = assertThrows(StoreUnavailableException.class, d::confirmInTransaction);
+        assertEquals(DeliveryState.STORE_FAILED, d.state());
+        assertFalse(store.calls.contains("release"), "not while the transaction is open");
+        assertSame(failure, d.failed(failure));
+        assertTrue(store.calls.contains("release"), "so that the redelivery runs as soon as the store answers");
+    }
+
+    @Test
+    void aStoreFailingToReleaseLeavesTheClaimToRunOut() {
+        Delivery d = lease();
+        d.claim();
+        store.failing.add("confirmInTransaction");
+        store.failing.add("release");
+        StoreUnavailableException failure = assertThrows(StoreUnavailableException.class, d::confirmInTransaction);
+        assertSame(failure, d.failed(failure));
+        assertEquals(DeliveryState.STORE_FAILED, d.state());
+    }
+
+    // ---- the confirmed-keys cache
+
+    @Test
+    void aKeyThisProcessConfirmedIsADuplicateWithoutAClaim() {
+        Delivery d = lease();
+        d.confirmedEarlier();
+        assertEquals(DeliveryState.DUPLICATE, d.state());
+        assertTrue(store.calls.isEmpty());
+    }
+
+    /** What a delivery reports. */
+    static final class Events implements DeliveryListener {
+        final List<String> seen = new ArrayList<>();
+
+        @Override
+        public void claimAnswered(Delivery delivery, long nanos) {
+            seen.add("claimAnswered");
+        }
+
+        @Override
+        public void tookOver(Delivery delivery) {
+            seen.add("tookOver");
+        }
+
+        @Override
+        public void failureNotCounted(Delivery delivery, RuntimeException failure) {
+            seen.add("failureNotCounted");
+        }
+
+        @Override
+        public void ended(Delivery delivery, Throwable cause) {
+            seen.add("ended:" + delivery.state());
+        }
+    }
+
+    /** A store answering what the test queued (a new claim, a confirm, by default) and failing where it says. */
+    static final class ScriptedStore implements IdempotencyStore {
+        final List<String> calls = new ArrayList<>();
+        final List<String> failing = new ArrayList<>();
+        final List<Claim> claims = new ArrayList<>();
+        final List<Boolean> confirms = new ArrayList<>();
+        final List<Integer> counts = new ArrayList<>();
+
+        private void call(String operation) {
+            calls.add(operation);
+            if (failing.contains(operation)) {
+                throw new IllegalStateException(operation + " failed: connection refused");
+            }
+        }
+
+        private Claim nextClaim() {
+            return claims.isEmpty() ? Claim.claimed(ClaimResult.NEW, 0) : claims.remove(0);
+        }
+
+        @Override
+        public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {
+            call("claim");
+            return nextClaim();
+        }
+
+        @Override
+        public Claim claimInTransaction(ScopedKey key, String token, Duration retention) {
+            call("claimInTransaction");
+            return nextClaim();
+        }
+
+        @Override
+        public boolean confirm(ScopedKey key, String token, Duration retention) {
+            call("confirm");
+            return confirms.isEmpty() || confirms.remove(0);
+        }
+
+        @Override
+        public boolean confirmInTransaction(ScopedKey key, String token, Duration retention) {
+            call("confirmInTransaction");
+            return confirms.isEmpty() || confirms.remove(0);
+        }
+
+        @Override
+        public int recordFailure(ScopedKey key, String token, String failure, int maxAttempts, Duration retention) {
+            call("recordFailure");
+            return counts.isEmpty() ? 1 : counts.remove(0);
+        }
+
+        @Override
+        public boolean release(ScopedKey key, String token) {
+            call("release");
+            return true;
+        }
+
+        @Override
+        public void renew(Collection<HeldClaim> claims) {
+        }
+
+        @Override
+        public int purgeExpired(int limit) {
+            return 0;
+        }
+
+        @Override
+        public boolean joinsTransactions() {
+            return true;
+        }
+    }
+}
