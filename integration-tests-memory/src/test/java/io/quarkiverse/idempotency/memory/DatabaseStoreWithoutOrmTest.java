@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.idempotency.Idempotent;
-import io.quarkiverse.idempotency.deployment.exception.StoreConfigurationException;
+import io.quarkiverse.idempotency.deployment.exception.IdempotencyDefinitionException;
+import io.quarkiverse.idempotency.deployment.exception.Rule;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -26,18 +27,22 @@ class DatabaseStoreWithoutOrmTest {
             .assertException(t -> {
                 for (Throwable c = t; c != null; c = c.getCause()) {
                     for (Throwable s : c.getSuppressed()) {
-                        if (s instanceof StoreConfigurationException && s.getMessage().contains(
-                                "quarkus.idempotency.store=database requires Quarkus Hibernate ORM [quarkus.idempotency.store];"
-                                        + " add quarkus-hibernate-orm-panache")) {
+                        if (broken(s)) {
                             return;
                         }
                     }
-                    if (c instanceof StoreConfigurationException && c.getMessage().contains("add quarkus-hibernate-orm")) {
+                    if (broken(c)) {
                         return;
                     }
                 }
-                throw new AssertionError("expected a StoreConfigurationException naming the remedy", t);
+                throw new AssertionError("expected rule DATABASE_WITHOUT_ORM broken, naming the remedy", t);
             });
+
+    private static boolean broken(Throwable t) {
+        return t instanceof IdempotencyDefinitionException e && e.rule() == Rule.DATABASE_WITHOUT_ORM
+                && e.getMessage().contains("quarkus.idempotency.store=database requires Quarkus Hibernate ORM"
+                        + " [quarkus.idempotency.store]; add quarkus-hibernate-orm-panache");
+    }
 
     @Test
     void buildFails() {
