@@ -1,12 +1,14 @@
 import { LitElement, html, css } from 'lit';
 import { JsonRpc } from 'jsonrpc';
 import '@vaadin/grid';
+import { columnBodyRenderer } from '@vaadin/grid/lit.js';
 import '@vaadin/button';
 import '@vaadin/progress-bar';
 
 /**
  * The idempotency store: keys by state, the oldest live claims, the most recent keys (with their failed attempts),
- * the purge job's last run, and a purge of expired keys that runs in the background while the page follows it.
+ * the purge job's last run, a purge of expired keys that runs in the background while the page follows it, and the
+ * release of a dead-lettered key, so that a replay of its message runs.
  */
 export class QwcIdempotencyKeys extends LitElement {
 
@@ -68,6 +70,17 @@ export class QwcIdempotencyKeys extends LitElement {
         });
     }
 
+    _release(row) {
+        this.jsonRpc.releaseDeadLetter({ scope: row.scope, key: row.key }).then(response => {
+            this._message = response.result
+                ? `Released ${row.scope}:${row.key}: replay its message and it runs, with a fresh budget`
+                : `${row.scope}:${row.key} is not dead-lettered`;
+            this._load();
+        }).catch(error => {
+            this._message = `Could not release ${row.scope}:${row.key}: ${error?.error?.message ?? error}`;
+        });
+    }
+
     render() {
         if (this._error) {
             return html`<div class="error" id="error">${this._error}
@@ -107,6 +120,9 @@ export class QwcIdempotencyKeys extends LitElement {
                 <vaadin-grid-column path="claimedBy" header="Claimed by" auto-width></vaadin-grid-column>
                 <vaadin-grid-column path="recordedAt" header="Recorded at" auto-width></vaadin-grid-column>
                 <vaadin-grid-column path="expiresAt" header="Expires at" auto-width></vaadin-grid-column>
+                <vaadin-grid-column header="" auto-width ${columnBodyRenderer(row => row.state === 'DEAD_LETTERED'
+                        ? html`<vaadin-button theme="small" class="release" @click=${() => this._release(row)}>Release</vaadin-button>`
+                        : html``, [])}></vaadin-grid-column>
             </vaadin-grid>`;
     }
 }

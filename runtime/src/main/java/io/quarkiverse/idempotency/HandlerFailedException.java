@@ -11,14 +11,12 @@ public final class HandlerFailedException extends IdempotencyException {
 
     private final int attempt;
     private final int maxAttempts;
-    private final Duration retryDelay;
 
     public HandlerFailedException(ScopedKey key, int attempt, int maxAttempts, Duration retryDelay, Throwable cause) {
         super("Attempt " + attempt + " of " + maxAttempts + " for key '" + key + "' failed; retrying in "
-                + retryDelay.toMillis() + " ms: " + cause, key, cause);
+                + retryDelay.toMillis() + " ms: " + cause, key, cause, retryDelay);
         this.attempt = attempt;
         this.maxAttempts = maxAttempts;
-        this.retryDelay = retryDelay;
     }
 
     /** @return which attempt failed, counting from 1 */
@@ -34,10 +32,5 @@ public final class HandlerFailedException extends IdempotencyException {
     @Override
     public boolean requeue() {
         return true;
-    }
-
-    @Override
-    public Duration retryDelay() {
-        return retryDelay;
     }
 }

@@ -13,10 +13,20 @@ import java.time.Duration;
 public abstract class IdempotencyException extends RuntimeException {
 
     private final ScopedKey key;
+    private final Duration retryDelay;
 
     protected IdempotencyException(String message, ScopedKey key, Throwable cause) {
+        this(message, key, cause, null);
+    }
+
+    /**
+     * @param retryDelay how long the message waits before it is redelivered, or {@code null} for the configured
+     *        requeue delay
+     */
+    protected IdempotencyException(String message, ScopedKey key, Throwable cause, Duration retryDelay) {
         super(message, cause, false, false);
         this.key = key;
+        this.retryDelay = retryDelay;
     }
 
     /**
@@ -37,6 +47,6 @@ public abstract class IdempotencyException extends RuntimeException {
      *         {@code quarkus.idempotency.requeue-delay}
      */
     public Duration retryDelay() {
-        return null;
+        return retryDelay;
     }
 }

@@ -11,7 +11,8 @@ import java.util.Optional;
  * lease: its handler is running, or died), {@code CONFIRMED} (a handler finished: the message was handled),
  * {@code FAILED} (the last attempt failed; the record counts the failed attempts, and the next delivery may try again)
  * and {@code DEAD_LETTERED} (the attempt budget was spent and the message dead-lettered; a later delivery of the key,
- * such as a replay from the dead-letter queue, starts a fresh budget).
+ * the same message again or republished, is dead-lettered again at once, until an operator
+ * {@linkplain #releaseDeadLetter releases} the key).
  * <p>
  * Each claim carries a token chosen by the caller, unique per claim: {@link #confirm}, {@link #recordFailure},
  * {@link #release} and {@link #renew} change only the record of the claim holding that token, so that a delivery
@@ -24,8 +25,10 @@ public interface IdempotencyStore {
 
     /**
      * Claims a key on a lease, committed on its own (never as part of a caller's transaction), in one atomic step:
-     * the key is free (never seen, or its last attempt failed), or its claim's lease ran out (its owner died), so it
-     * is now this token's; or it is confirmed; or another live claim holds it.
+     * the key is free (never seen, or its last attempt failed: {@link ClaimResult#NEW}), or its claim's lease ran out
+     * (its owner died: {@link ClaimResult#TAKEN_OVER}, the lost attempt not counted yet), so it is now this token's; or
+     * it is confirmed ({@link ClaimResult#DONE}); or dead-lettered ({@link ClaimResult#DEAD_LETTERED}, with its last
+     * failure); or another live claim holds it ({@link ClaimResult#BUSY}).
      *
      * @param key the key, under its scope
      * @param token this claim's token, unique per claim
@@ -69,11 +72,22 @@ public interface IdempotencyStore {
     boolean release(ScopedKey key, String token);
 
     /**
-     * Extends the leases of running handlers' claims, so that a slow but live handler is not taken over.
+     * Extends the leases of running handlers' claims, so that a slow but live handler is not taken over. Must not wait
+     * for a claim's record that another transaction holds (a confirm about to commit): it skips it.
      *
      * @param claims the claims to renew, each with the lease it extends to from now
      */
     void renew(Collection<HeldClaim> claims);
+
+    /**
+     * Releases a dead-lettered key, for an operator who fixed the cause and replays its message: the key becomes free
+     * with a fresh attempt budget, so that the next delivery runs. Never touches a key in another state.
+     *
+     * @return {@code true} when a dead-lettered key was released
+     */
+    default boolean releaseDeadLetter(ScopedKey key) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot release dead-lettered keys");
+    }
 
     /**
      * Deletes up to {@code limit} expired keys, in any state.
@@ -122,9 +136,22 @@ public interface IdempotencyStore {
      * Confirms this token's lease-mode claim inside the caller's active transaction.
      *
      * @return {@code false} when the claim is no longer this token's: the caller must roll the transaction back
+     * @throws HandlerTransactionAbortedException when the transaction can no longer run the statement because of what
+     *         the handler did in it
      */
     default boolean confirmInTransaction(ScopedKey key, String token, Duration retention) {
         throw new UnsupportedOperationException(getClass().getName() + " cannot confirm inside a transaction");
+    }
+
+    /**
+     * Called in the caller's active transaction after the handler returned, when the key was written there
+     * ({@link #claimInTransaction}): a transaction that the database aborted (the handler caught an SQL error of its
+     * own and returned) would roll back at its commit without saying so, key and work alike, and the message would be
+     * acknowledged for work that never happened.
+     *
+     * @throws HandlerTransactionAbortedException when the transaction was aborted
+     */
+    default void checkTransaction(ScopedKey key) {
     }
 
     /**

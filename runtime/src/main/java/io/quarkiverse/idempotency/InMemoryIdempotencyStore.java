@@ -66,10 +66,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
                     result[0] = Claim.claimed(ClaimResult.TAKEN_OVER, e.attempts);
                     return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(),
                             e.attempts, e.lastFailure);
+                case DEAD_LETTERED:
+                    result[0] = Claim.deadLettered(e.attempts, e.lastFailure);
+                    return e;
                 default:
-                    int attempts = e.state == State.DEAD_LETTERED ? 0 : e.attempts;
-                    result[0] = Claim.claimed(ClaimResult.NEW, attempts);
-                    return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(), attempts,
+                    result[0] = Claim.claimed(ClaimResult.NEW, e.attempts);
+                    return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(), e.attempts,
                             e.lastFailure);
             }
         });
@@ -103,10 +105,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
                 before = 0;
             } else if (e.heldBy(token) || e.state == State.FAILED) {
                 before = e.attempts;
-            } else if (e.state == State.DEAD_LETTERED) {
-                before = 0;
             } else {
-                return e; // confirmed, or another delivery's claim
+                return e; // confirmed, dead-lettered, or another delivery's claim
             }
             counted[0] = before + 1;
             long expiresAt = e == null ? now + retention.toNanos() : Math.max(e.expiresAt, now + retention.toNanos());
@@ -125,6 +125,19 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             }
             done[0] = true;
             return e.attempts == 0 ? null : new Entry(State.FAILED, token, 0, e.expiresAt, e.attempts, e.lastFailure);
+        });
+        return done[0];
+    }
+
+    @Override
+    public boolean releaseDeadLetter(ScopedKey key) {
+        boolean[] done = new boolean[1];
+        entries.computeIfPresent(key, (k, e) -> {
+            if (e.state != State.DEAD_LETTERED) {
+                return e;
+            }
+            done[0] = true;
+            return new Entry(State.FAILED, e.token, 0, e.expiresAt, 0, e.lastFailure);
         });
         return done[0];
     }

@@ -3,6 +3,7 @@ package io.quarkiverse.idempotency.deployment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
@@ -97,7 +98,8 @@ class DatabaseStoreProcessor {
      */
     @BuildStep
     void validate(ValidationPhaseBuildItem validationPhase, IdempotencyBuildTimeConfig config,
-            SelectedStoreBuildItem store, BuildProducer<ValidationErrorBuildItem> errors) {
+            SelectedStoreBuildItem store, IdempotentMethodsBuildItem methods,
+            BuildProducer<ValidationErrorBuildItem> errors) {
         List<Throwable> found = new ArrayList<>();
         if (store.database()) {
             String kindProperty = config.database().datasource().filter(n -> !DataSourceUtil.isDefault(n))
@@ -106,6 +108,10 @@ class DatabaseStoreProcessor {
                     .filter(kind -> !POSTGRESQL_KINDS.contains(kind.toLowerCase(Locale.ROOT)))
                     .ifPresent(kind -> found.add(new IdempotencyDefinitionException(Rule.NOT_POSTGRESQL, kindProperty,
                             kindProperty, kind)));
+        }
+        // keys on a named datasource never share a transaction with other work: the only datasource, or apart
+        if (store.database() && config.database().datasource().filter(n -> !DataSourceUtil.isDefault(n)).isEmpty()) {
+            multipleLastResources(methods).ifPresent(found::add);
         }
         if (store.kind() == StoreKind.DATABASE && !store.database()) {
             found.add(new IdempotencyDefinitionException(Rule.DATABASE_WITHOUT_ORM, "quarkus.idempotency.store"));
@@ -118,6 +124,26 @@ class DatabaseStoreProcessor {
         if (!found.isEmpty()) {
             errors.produce(new ValidationErrorBuildItem(found));
         }
+    }
+
+    /**
+     * A transaction that may commit two non-XA datasources one after the other can commit the key (on the default
+     * datasource, where keys join handlers' transactions) without the work it stands for. Quarkus refuses that by default; the
+     * extension relies on the refusal to find handlers whose work is
+     * on another datasource than the keys.
+     */
+    private static Optional<IdempotencyDefinitionException> multipleLastResources(IdempotentMethodsBuildItem methods) {
+        String property = "quarkus.transaction-manager.unsafe-multiple-last-resources";
+        Optional<String> mode = ConfigProvider.getConfig().getOptionalValue(property, String.class)
+                .filter(value -> !"fail".equalsIgnoreCase(value));
+        if (mode.isEmpty()) {
+            return Optional.empty();
+        }
+        List<String> transactional = methods.methods().stream().filter(entry -> entry.info().isTransactional())
+                .map(entry -> entry.info().getDescription()).toList();
+        return transactional.isEmpty() ? Optional.empty()
+                : Optional.of(new IdempotencyDefinitionException(Rule.MULTIPLE_LAST_RESOURCES, property,
+                        transactional, mode.get()));
     }
 
     static final class PurgeEnabled implements BooleanSupplier {

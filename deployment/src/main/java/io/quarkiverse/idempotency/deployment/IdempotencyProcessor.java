@@ -37,6 +37,7 @@ import io.quarkiverse.idempotency.runtime.NoopMetricsProducer;
 import io.quarkiverse.idempotency.runtime.ProgrammaticIdempotency;
 import io.quarkiverse.idempotency.runtime.Redelivery;
 import io.quarkiverse.idempotency.runtime.StoreCheck;
+import io.quarkiverse.idempotency.runtime.StoreDeadLetters;
 import io.quarkiverse.idempotency.runtime.StorePurge;
 import io.quarkiverse.idempotency.runtime.TransactionalDeliveryInterceptor;
 import io.quarkiverse.idempotency.runtime.WorkerId;
@@ -94,7 +95,8 @@ class IdempotencyProcessor {
         beans.produce(AdditionalBeanBuildItem.builder()
                 .addBeanClasses(Idempotent.class, IdempotentMethodIndex.class, IdempotencyInterceptor.class,
                         Deliveries.class, InboundMessages.class, WorkerId.class, MessageIdKey.class,
-                        ProgrammaticIdempotency.class, StorePurge.class, StoreCheck.class, NoopMetricsProducer.class)
+                        ProgrammaticIdempotency.class, StorePurge.class, StoreCheck.class, NoopMetricsProducer.class,
+                        StoreDeadLetters.class)
                 .setUnremovable().build());
         if (config.metrics().enabled() && metrics.isPresent()
                 && metrics.get().metricsSupported(MetricsFactory.MICROMETER)) {

@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.jandex.Type;
 
 import io.quarkiverse.idempotency.deployment.exception.IdempotencyDefinitionException;
@@ -12,6 +14,8 @@ import io.quarkiverse.idempotency.deployment.exception.Rule;
 import io.quarkiverse.idempotency.runtime.IdempotentMethodInfo;
 import io.quarkiverse.idempotency.runtime.Redelivery;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaChannelCheck;
+import io.quarkiverse.idempotency.runtime.kafka.KafkaConnectorSupport;
+import io.quarkiverse.idempotency.runtime.kafka.KafkaIdempotencyCommitHandlerFactory;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaIdempotencyFailureHandlerFactory;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaMessageIdReader;
 import io.quarkiverse.idempotency.runtime.kafka.UnreadableRecords;
@@ -47,14 +51,17 @@ class KafkaProcessor {
     @BuildStep
     AdditionalBeanBuildItem beans() {
         return AdditionalBeanBuildItem.builder().addBeanClasses(KafkaMessageIdReader.class,
-                KafkaIdempotencyFailureHandlerFactory.class, KafkaChannelCheck.class, UnreadableRecords.class)
+                KafkaIdempotencyFailureHandlerFactory.class, KafkaIdempotencyCommitHandlerFactory.class,
+                KafkaConnectorSupport.class, KafkaChannelCheck.class, UnreadableRecords.class)
                 .setUnremovable().build();
     }
 
     /**
-     * Every Kafka channel consumed by an {@code @Idempotent} method defaults to the idempotency failure strategy, and
-     * hands a record its deserializer cannot read to {@link UnreadableRecords} (which dead-letters it) instead of
-     * stopping the channel.
+     * Every Kafka channel consumed by an {@code @Idempotent} method defaults to the idempotency failure and commit
+     * strategies; hands a record its deserializer cannot read to {@link UnreadableRecords} (which dead-letters it)
+     * instead of stopping the channel; and lets a record wait, retried in place, for as long as its key is held
+     * elsewhere or the store is down, without the connector stopping the channel
+     * ({@code throttled.unprocessed-record-max-age.ms=0}).
      */
     @BuildStep
     void channelDefaults(IdempotentMethodsBuildItem methods, List<ChannelBuildItem> channels,
@@ -63,8 +70,12 @@ class KafkaProcessor {
             String prefix = "mp.messaging.incoming." + channel + ".";
             defaults.produce(new RunTimeConfigurationDefaultBuildItem(prefix + "failure-strategy",
                     KafkaIdempotencyFailureHandlerFactory.NAME));
+            defaults.produce(new RunTimeConfigurationDefaultBuildItem(prefix + "commit-strategy",
+                    KafkaIdempotencyCommitHandlerFactory.NAME));
             defaults.produce(new RunTimeConfigurationDefaultBuildItem(prefix + "fail-on-deserialization-failure",
                     "false"));
+            defaults.produce(new RunTimeConfigurationDefaultBuildItem(prefix
+                    + "throttled.unprocessed-record-max-age.ms", "0"));
         }
     }
 
@@ -86,12 +97,34 @@ class KafkaProcessor {
                         found.add(new IdempotencyDefinitionException(Rule.ONE_RECORD_AT_A_TIME, "channel=" + channel,
                                 entry.info().getDescription(), "Kafka", channel, shape, "Kafka"));
                     }
+                    if (MethodFacts.unordered(entry.method()) && !orderedByThrottledCommits(channel)) {
+                        found.add(new IdempotencyDefinitionException(Rule.UNORDERED_RECORDS, "channel=" + channel,
+                                entry.info().getDescription(), channel, channel));
+                    }
                 }
             }
         }
         if (!found.isEmpty()) {
             errors.produce(new ValidationErrorBuildItem(found));
         }
+    }
+
+    /**
+     * Whether the throttled commit strategy hands the channel's records over in order, one at a time per partition (or
+     * per record key): {@code throttled.ordered} is {@code partition} or {@code key}, and the strategy that commits is
+     * the throttled one (the default), since only it orders records.
+     */
+    private static boolean orderedByThrottledCommits(String channel) {
+        Config config = ConfigProvider.getConfig();
+        String prefix = "mp.messaging.incoming." + channel + ".";
+        boolean ordered = config.getOptionalValue(prefix + "throttled.ordered", String.class)
+                .map(value -> value.equalsIgnoreCase("partition") || value.equalsIgnoreCase("key")).orElse(false);
+        String committing = config.getOptionalValue(prefix + KafkaIdempotencyCommitHandlerFactory.DELEGATE_ATTRIBUTE,
+                String.class).or(
+                        () -> config.getOptionalValue(KafkaIdempotencyCommitHandlerFactory.CONNECTOR_STRATEGY,
+                                String.class).filter(s -> !KafkaIdempotencyCommitHandlerFactory.NAME.equals(s)))
+                .orElse("throttled");
+        return ordered && "throttled".equals(committing);
     }
 
     private static String unsupportedShape(IdempotentMethodsBuildItem.Entry entry) {

@@ -55,8 +55,6 @@ record MethodFacts(MethodInfo method, List<String> channels, boolean inaccessibl
         }
         AnnotationInstance blocking = method.declaredAnnotation(MESSAGING_BLOCKING);
         boolean virtualThread = method.hasDeclaredAnnotation(RUN_ON_VIRTUAL_THREAD);
-        boolean unordered = virtualThread || (blocking != null && blocking.value("ordered") != null
-                && !blocking.value("ordered").asBoolean());
         AnnotationInstance ack = method.declaredAnnotation(ACKNOWLEDGMENT);
         AnnotationValue mode = idempotent.value("mode");
         AnnotationValue key = idempotent.value("key");
@@ -65,13 +63,23 @@ record MethodFacts(MethodInfo method, List<String> channels, boolean inaccessibl
                 Modifier.isPrivate(method.flags()) || Modifier.isStatic(method.flags()), stream,
                 method.parametersCount() > 0 && isMessage(method.parameterType(0)), returns(method.returnType()),
                 method.hasDeclaredAnnotation(OUTGOING),
-                method.hasDeclaredAnnotation(BLOCKING) || blocking != null || virtualThread, unordered,
+                method.hasDeclaredAnnotation(BLOCKING) || blocking != null || virtualThread, unordered(method),
                 method.hasDeclaredAnnotation(NON_BLOCKING),
                 method.hasDeclaredAnnotation(TRANSACTIONAL) || method.declaringClass().hasDeclaredAnnotation(TRANSACTIONAL),
                 startsTransaction(method), ack == null ? null : ack.value().asEnum(),
                 mode == null ? IdempotencyMode.AUTO : IdempotencyMode.valueOf(mode.asEnum()),
                 key == null ? MESSAGE_ID_KEY : key.asClass().name(), text(idempotent, "retention"),
                 text(idempotent, "lease"), maxAttempts == null ? 0 : maxAttempts.asInt(), text(idempotent, "scope"));
+    }
+
+    /**
+     * @return whether the method's messages may run concurrently, in any order: {@code @Blocking(ordered = false)} or
+     *         {@code @RunOnVirtualThread}
+     */
+    static boolean unordered(MethodInfo method) {
+        AnnotationInstance blocking = method.declaredAnnotation(MESSAGING_BLOCKING);
+        return method.hasDeclaredAnnotation(RUN_ON_VIRTUAL_THREAD)
+                || (blocking != null && blocking.value("ordered") != null && !blocking.value("ordered").asBoolean());
     }
 
     /** @return {@code class#method}, for messages and for runtime */

@@ -5,6 +5,8 @@ import java.util.function.BooleanSupplier;
 
 import io.quarkiverse.idempotency.runtime.Redelivery;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQChannelCheck;
+import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQConnectorSupport;
+import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQConsumerChannels;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQIdempotencyFailureHandlerFactory;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQMessageIdReader;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
@@ -30,8 +32,10 @@ class RabbitMQProcessor {
 
     @BuildStep
     AdditionalBeanBuildItem beans() {
-        return AdditionalBeanBuildItem.builder().addBeanClasses(RabbitMQMessageIdReader.class,
-                RabbitMQIdempotencyFailureHandlerFactory.class, RabbitMQChannelCheck.class).setUnremovable().build();
+        return AdditionalBeanBuildItem.builder()
+                .addBeanClasses(RabbitMQMessageIdReader.class, RabbitMQConnectorSupport.class, RabbitMQConsumerChannels.class,
+                        RabbitMQIdempotencyFailureHandlerFactory.class, RabbitMQChannelCheck.class)
+                .setUnremovable().build();
     }
 
     /**

@@ -24,10 +24,18 @@ public final class Broker implements AutoCloseable {
     public static final String DLQ = "payments.dlq";
     public static final String AUDIT_QUEUE = "payments-audit";
 
+    private final String queue;
     private final Connection connection;
     private final Channel channel;
 
+    /** The test's connection to the demo's payments queue. */
     public Broker() {
+        this(QUEUE);
+    }
+
+    /** @param queue the queue the payments consumer reads (the payments queue, unless a test renamed it) */
+    public Broker(String queue) {
+        this.queue = queue;
         try {
             ConnectionFactory factory = new ConnectionFactory();
             factory.setHost(TestServices.rabbitmq().host());
@@ -44,10 +52,10 @@ public final class Broker implements AutoCloseable {
 
     /** Waits until the application has declared the queues, then empties them. */
     public void reset() {
-        for (String queue : new String[] { QUEUE, DLQ, AUDIT_QUEUE, AUDIT_QUEUE + ".dlq" }) {
+        for (String name : new String[] { queue, queue + ".dlq", AUDIT_QUEUE, AUDIT_QUEUE + ".dlq" }) {
             Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
                 try (Channel c = connection.createChannel()) {
-                    c.queuePurge(queue);
+                    c.queuePurge(name);
                     return true;
                 }
             });
@@ -59,21 +67,21 @@ public final class Broker implements AutoCloseable {
         send(EXCHANGE, "payment", messageId, json);
     }
 
-    /** Publishes straight to the payments queue only. */
+    /** Publishes straight to the payments queue only (this broker's queue). */
     public void publishToQueue(String messageId, String json) {
-        send("", QUEUE, messageId, json);
+        send("", queue, messageId, json);
     }
 
     /** Publishes a raw body, of any content type, straight to the payments queue. */
     public void publishRaw(String messageId, String contentType, String body) {
-        send("", QUEUE, messageId, contentType, body);
+        send("", queue, messageId, contentType, body);
     }
 
     /** @return the next dead letter of the payments queue, or {@code null} when there is none */
     public GetResponse nextDeadLetter() {
         try {
             synchronized (channel) {
-                return channel.basicGet(DLQ, true);
+                return channel.basicGet(queue + ".dlq", true);
             }
         } catch (Exception e) {
             throw new IllegalStateException(e);
@@ -115,6 +123,15 @@ public final class Broker implements AutoCloseable {
     public int consumers(String queue) {
         try (Channel c = connection.createChannel()) {
             return c.queueDeclarePassive(queue).getConsumerCount();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Deletes a queue, whatever it holds (a queue a test declared for itself). */
+    public void delete(String name) {
+        try (Channel c = connection.createChannel()) {
+            c.queueDelete(name);
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }

@@ -81,19 +81,22 @@ class PaymentsTest extends BrokerTestSupport {
     }
 
     @Test
-    void handlerFailingTwiceThenSucceedingIsChargedOnceAfterTwoSpacedRetries() {
+    void handlerFailingFourTimesIsRetriedAfterOneTwoFourAndEightSecondsThenChargedOnce() {
         double retriedBefore = deliveries("retried");
-        gateway.failFirst("A-4", 2);
+        gateway.failFirst("A-4", 4);
         broker.publishToQueue(UUID.randomUUID().toString(), Broker.payment("A-4", 900));
-        await().atMost(Duration.ofSeconds(30)).until(() -> Ledger.charges("A-4") == 1);
-        assertEquals(3, gateway.calls("A-4"), "two retries really ran");
+        await().atMost(Duration.ofSeconds(40)).until(() -> Ledger.charges("A-4") == 1);
+        assertEquals(5, gateway.calls("A-4"), "four retries really ran: the fifth attempt, the last of the budget");
         List<Long> calls = gateway.callTimes("A-4");
-        long firstGap = TimeUnit.NANOSECONDS.toMillis(calls.get(1) - calls.get(0));
-        long secondGap = TimeUnit.NANOSECONDS.toMillis(calls.get(2) - calls.get(1));
-        // the defaults: 1 s, then 2 s, each within 20% jitter
-        assertTrue(firstGap >= 800, "the first retry waited " + firstGap + " ms");
-        assertTrue(secondGap >= 1600, "the second retry waited " + secondGap + " ms");
-        assertEquals(2, deliveries("retried") - retriedBefore);
+        // the defaults: 1 s, doubling, each moved by up to 20% (jitter); at most a second more for the redelivery
+        long delay = 1000;
+        for (int i = 1; i < calls.size(); i++, delay *= 2) {
+            long gap = TimeUnit.NANOSECONDS.toMillis(calls.get(i) - calls.get(i - 1));
+            assertTrue(gap >= delay * 8 / 10, "retry " + i + " waited " + gap + " ms, less than " + delay + " ms - 20%");
+            assertTrue(gap <= delay * 12 / 10 + 1000, "retry " + i + " waited " + gap + " ms, more than " + delay
+                    + " ms + 20% + 1 s");
+        }
+        assertEquals(4, deliveries("retried") - retriedBefore);
         assertEquals(0, broker.ready(Broker.DLQ));
         await().during(REDELIVERY_WINDOW).atMost(REDELIVERY_WINDOW.plusSeconds(5))
                 .until(() -> Ledger.charges("A-4") == 1);

@@ -43,7 +43,8 @@ public final class DeadLetterHeaders {
         Throwable cause = reason.getCause() != null ? reason.getCause() : reason;
         // the handler's or the conversion's own failure; for a missing key, the extension's explanation
         headers.put(REASON, truncate(reason instanceof KeyMissingException ? reason.getMessage() : String.valueOf(cause)));
-        headers.put(EXCEPTION, cause.getClass().getName());
+        headers.put(EXCEPTION, cause instanceof RecordedFailure recorded ? recorded.exceptionClass()
+                : cause.getClass().getName());
         headers.put(OUTCOME, outcome(reason));
         headers.put(CHANNEL, channel);
         headers.put(DEAD_LETTERED_AT, Instant.now().toString());

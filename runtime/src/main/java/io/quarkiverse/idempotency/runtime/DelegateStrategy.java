@@ -8,57 +8,64 @@ import org.eclipse.microprofile.config.ConfigProvider;
 import io.smallrye.common.annotation.Identifier;
 
 /**
- * The failure strategy a connector's idempotency strategy hands the failures it does not map to: the channel's
- * {@value #ATTRIBUTE} attribute, else the connector-wide {@code failure-strategy} (which the channel-level default set
- * by the build would hide), else the connector's own default.
+ * The strategy one of the extension's connector strategies hands its work to: for the failure strategies, the failures
+ * the extension does not map; for the Kafka commit strategy, the committing. It is named by a channel attribute, else
+ * by the connector-wide property (which the channel-level default set by the build would hide), else it is the
+ * connector's own default.
+ *
+ * @param kind what is delegated, for messages ({@code failure strategy}, {@code commit strategy})
+ * @param attribute the channel attribute naming the delegate
+ * @param connectorWideKey the connector-wide property naming it
+ * @param connector the connector's name, for messages
+ * @param fallback the delegate when neither is set
+ * @param choices the delegates to suggest
  */
-public final class DelegateStrategy {
+public record DelegateStrategy(String kind, String attribute, String connectorWideKey, String connector,
+        String fallback, String choices) {
 
-    /** The name of the idempotency failure strategy, as given to {@code failure-strategy}. */
+    /** The name of the extension's strategies, as given to {@code failure-strategy} or {@code commit-strategy}. */
     public static final String IDEMPOTENCY = "idempotency";
 
-    /** The channel attribute naming the strategy for failures the extension does not map. */
+    /** The channel attribute naming the failure strategy for failures the extension does not map. */
     public static final String ATTRIBUTE = "idempotency.failure-strategy";
 
-    private DelegateStrategy() {
-    }
-
     /**
-     * @param channel the channel
+     * @param channel the channel (its {@code @Incoming} name)
      * @param channelConfig the channel's attributes, as the connector sees them
-     * @param connectorWideKey the connector-wide failure strategy's key
-     * @param fallback the strategy when neither is set
-     * @param choices the strategies to suggest when the idempotency strategy names itself
-     * @return the delegate strategy's name
+     * @return the delegate's name
+     * @throws IllegalArgumentException when it names the idempotency strategy itself
      */
-    public static String name(String channel, Config channelConfig, String connectorWideKey, String fallback,
-            String choices) {
-        String name = channelConfig.getOptionalValue(ATTRIBUTE, String.class)
+    public String name(String channel, Config channelConfig) {
+        String name = channelConfig.getOptionalValue(attribute, String.class)
                 .or(() -> ConfigProvider.getConfig().getOptionalValue(connectorWideKey, String.class)
                         .filter(s -> !IDEMPOTENCY.equals(s)))
                 .orElse(fallback);
         if (IDEMPOTENCY.equals(name)) {
-            throw new IllegalArgumentException("mp.messaging.incoming." + channel + "." + ATTRIBUTE
-                    + " names the idempotency strategy itself; name the strategy for the failures it does not map ("
-                    + choices + ")");
+            throw new IllegalArgumentException("mp.messaging.incoming." + channel + "." + attribute
+                    + " names the idempotency strategy itself; name the one it hands over to (" + choices + ")");
         }
         return name;
     }
 
     /**
-     * @param factories the connector's failure strategies, each {@code @Identifier}-qualified by its name
+     * @param factories the connector's strategies, each {@code @Identifier}-qualified by its name
      * @param name the strategy's name
+     * @param channel the channel, for the message
      * @return the strategy's factory
      * @throws IllegalArgumentException naming the choices when no strategy has that name
      */
-    public static <F> F factory(Instance<F> factories, String name, String channel, String connectorWideKey,
-            String connector, String choices) {
+    public <F> F factory(Instance<F> factories, String name, String channel) {
         Instance<F> factory = factories.select(Identifier.Literal.of(name));
         if (!factory.isResolvable()) {
-            throw new IllegalArgumentException("The failure strategy '" + name + "' of channel " + channel
-                    + " (mp.messaging.incoming." + channel + "." + ATTRIBUTE + " or " + connectorWideKey + ") names no "
-                    + connector + " failure strategy; use " + choices);
+            throw new IllegalArgumentException("The " + kind + " '" + name + "' of channel " + channel
+                    + " (mp.messaging.incoming." + channel + "." + attribute + " or " + connectorWideKey + ") names no "
+                    + connector + " " + kind + "; use " + choices);
         }
         return factory.get();
+    }
+
+    /** @return the factory of the channel's delegate: {@link #factory} of {@link #name} */
+    public <F> F factory(Instance<F> factories, String channel, Config channelConfig) {
+        return factory(factories, name(channel, channelConfig), channel);
     }
 }

@@ -1,8 +1,11 @@
 package io.quarkiverse.idempotency.runtime;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.event.Observes;
@@ -15,6 +18,7 @@ import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
 import io.quarkiverse.idempotency.KeyMissingException;
 import io.quarkiverse.idempotency.MessageIdKey;
+import io.quarkiverse.idempotency.OutputNotAcknowledgedException;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkus.runtime.ShutdownEvent;
 import io.vertx.core.Vertx;
@@ -29,18 +33,22 @@ public class Deliveries {
 
     private final DeliveryContext context;
     private final DeliveryReport report;
+    private final Vertx vertx;
+    private final Duration outputAckTimeout;
     private volatile boolean stopping;
 
     @Inject
     public Deliveries(IdempotencyStore store, IdempotentMethods methods, MessageIdKey messageIds,
             IdempotencyMetrics metrics, IdempotencyConfig config, WorkerId worker, Vertx vertx) {
         this.report = new DeliveryReport(metrics, messageIds);
+        this.vertx = vertx;
+        this.outputAckTimeout = config.outputAckTimeout();
         // The memory store answers as fast as the cache would, and tests clear it between cases: no cache in front.
         ConfirmedKeys confirmedKeys = config.confirmedKeysCacheSize() > 0 && !(store instanceof InMemoryIdempotencyStore)
                 ? new ConfirmedKeys(config.confirmedKeysCacheSize())
                 : null;
         this.context = new DeliveryContext(store, report, new LeaseRenewer(store, vertx, methods.shortestLease()),
-                confirmedKeys, new ClaimTokens(worker.value()), config.requeueDelay());
+                confirmedKeys, new ClaimTokens(worker.value()), config.requeueDelay(), new LocalHolders());
     }
 
     /**
@@ -68,16 +76,19 @@ public class Deliveries {
     }
 
     /**
-     * Waits, on the calling (worker) thread, before a delivery is retried in place.
+     * Waits, on the calling (worker) thread, before a delivery is retried in place: the delay, or until
+     * {@code sooner} completes (the delivery of this process that held the key ended), whichever comes first.
      *
-     * @return {@code false} when the application began to stop meanwhile (or the thread was interrupted): the
-     *         delivery must not be retried
+     * @param stillOwned whether the consumer still owns the message: once it does not, the wait ends
+     * @return {@code false} when the application began to stop meanwhile, the thread was interrupted, or the consumer
+     *         no longer owns the message: the delivery must not be retried
      */
-    public boolean awaitRetry(Duration delay) {
+    public boolean awaitRetry(Duration delay, CompletionStage<Void> sooner, BooleanSupplier stillOwned) {
         long end = System.nanoTime() + delay.toNanos();
-        while (!stopping) {
+        CompletableFuture<Void> early = sooner == null ? null : sooner.toCompletableFuture();
+        while (!stopping && stillOwned.getAsBoolean()) {
             long left = end - System.nanoTime();
-            if (left <= 0) {
+            if (left <= 0 || (early != null && early.isDone())) {
                 return true;
             }
             LockSupport.parkNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)));
@@ -86,6 +97,19 @@ public class Deliveries {
             }
         }
         return false;
+    }
+
+    /**
+     * A processor returned: once its output is acknowledged downstream its input is acknowledged (and its key
+     * confirmed). If that takes longer than {@code output-ack-timeout}, the attempt fails and the input is nacked.
+     */
+    void awaitOutput(InboundMessage inbound, Delivery delivery) {
+        vertx.setTimer(outputAckTimeout.toMillis(), id -> {
+            if (delivery.state() == DeliveryState.AWAITING_OUTPUT_ACK && inbound.settle()) {
+                Blocking.call(() -> delivery.failed(new OutputNotAcknowledgedException(outputAckTimeout)))
+                        .subscribe().with(outcome -> inbound.message().nack(outcome));
+            }
+        });
     }
 
     void stopping(@Observes ShutdownEvent event) {

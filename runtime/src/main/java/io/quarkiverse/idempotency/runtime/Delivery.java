@@ -1,142 +1,140 @@
 package io.quarkiverse.idempotency.runtime;
 
+import java.util.function.Supplier;
+
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
 import io.quarkiverse.idempotency.AttemptsExhaustedException;
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimLostException;
+import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.DeliveryInProgressException;
 import io.quarkiverse.idempotency.HandlerFailedException;
 import io.quarkiverse.idempotency.HandlerRolledBackException;
+import io.quarkiverse.idempotency.HandlerTransactionAbortedException;
 import io.quarkiverse.idempotency.IdempotencyException;
+import io.quarkiverse.idempotency.LeaseExpiredException;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.StoreUnavailableException;
 
 /**
  * One delivery of one message to an {@code @Idempotent} method, from its key to the outcome the broker sees: the only
- * owner of a delivery's state. Its transitions are its methods; the interceptors, the programmatic form and the
- * connectors call them and act on what they answer. Each transition that ends the delivery reports it to the
- * {@link DeliveryListener}, which counts and logs; nothing here does either.
- *
- * <pre>
- *   KEYED ──claim()──────────────▶ CLAIMED ──succeeded()──▶ HANDLED | UNCONFIRMED
- *     │                              │  └─awaitOutputAck()─▶ AWAITING_OUTPUT_ACK ──succeeded()──▶ HANDLED
- *     │                              └─confirmInTransaction()─▶ CONFIRMED_IN_TRANSACTION ──succeeded()──▶ HANDLED
- *     └─claimInTransaction()──────▶ WRITTEN_IN_TRANSACTION ──succeeded()──▶ HANDLED
- *   either claim ─▶ DUPLICATE | BUSY      a transaction that rolls back without an exception ─▶ ROLLED_BACK
- *   any held state ──failed()──▶ RETRYING | DEAD_LETTERED        a claim taken over ─▶ CLAIM_LOST
- *   a failing store ─▶ STORE_FAILED                              a cancelled handler ─▶ ABANDONED
- * </pre>
- *
- * A delivery ends once; a later {@link #succeeded()} or {@link #failed} answers how it ended.
+ * owner of its state ({@link DeliveryState} has the diagram). Its transitions are its methods, called by the
+ * interceptors, the programmatic form and the connectors; each reports to the {@link DeliveryListener}, which counts
+ * and logs. A delivery ends once; a later {@link #succeeded()} or {@link #failed} answers how it ended.
  */
-public final class Delivery {
+public final class Delivery implements DeliveryView {
 
-    /** The invocation context data key under which the outer interceptor leaves the delivery for the inner one. */
+    /** Where the outer interceptor leaves the delivery for the inner one, in the invocation context data. */
     static final String CONTEXT_KEY = Delivery.class.getName();
 
     private final DeliveryContext context;
-    private final MethodPlan plan;
-    private final DeliveryPolicy policy;
-    private final String channel;
+    private final DeliveryTarget target;
     private final ScopedKey key;
-    private final Metadata metadata;
     private volatile DeliveryState state = DeliveryState.KEYED;
     private volatile IdempotencyException answer;
-    private String token;
+    private final KeyRecord record;
     private int failedBefore;
-    private Lease lease;
 
     Delivery(DeliveryContext context, MethodPlan plan, String channel, ScopedKey key, Metadata metadata) {
         this.context = context;
-        this.plan = plan;
-        this.policy = plan.policy(channel);
-        this.channel = channel;
+        this.target = new DeliveryTarget(plan, plan.policy(channel), channel, key, metadata);
         this.key = key;
-        this.metadata = metadata;
+        this.record = new KeyRecord(context, key, target.policy());
     }
-
-    // ---- claiming
 
     /** This process confirmed the key earlier (the confirmed-keys cache): a duplicate, no claim needed. */
     void confirmedEarlier() {
         end(DeliveryState.DUPLICATE, null, null);
     }
 
-    /**
-     * Claims the key on a lease, committed on its own.
-     *
-     * @return whether the handler must run; {@code false} for a duplicate
-     * @throws DeliveryInProgressException when another delivery holds the key
-     * @throws StoreUnavailableException when the store fails
-     */
+    /** Claims the key on a lease; answers whether the handler runs, throws the outcome when it must not run now. */
     public boolean claim() {
-        long start = System.nanoTime();
-        Claim claim;
-        try {
-            claim = context.store().claim(key, token(), policy.lease(), policy.retention());
-        } catch (RuntimeException e) {
-            throw storeFailed("claim", e);
+        Claim claim = ask(record::claim);
+        if (claim.result() == ClaimResult.TAKEN_OVER) {
+            context.listener().tookOver(this);
+            claim = countLostAttempt();
         }
-        context.listener().claimAnswered(this, System.nanoTime() - start);
         boolean run = claimed(claim, DeliveryState.CLAIMED);
         if (run) {
-            lease = new Lease(key, token(), policy.lease(), policy.retention());
-            context.renewer().track(lease);
+            record.hold();
         }
         return run;
     }
 
     /**
-     * Writes the key, as confirmed, inside the handler's active transaction (in-transaction mode).
-     *
-     * @return whether the handler must run; {@code false} for a duplicate
-     * @throws DeliveryInProgressException when another delivery holds the key
-     * @throws StoreUnavailableException when the store fails
+     * Writes the key, as confirmed, in the handler's active transaction. Answers whether the handler runs ({@code false}
+     * for a duplicate, or in state {@link DeliveryState#EXPIRED}: a dead owner's claim to take over on a lease first).
      */
     boolean claimInTransaction() {
+        Claim claim = ask(record::claimInTransaction);
+        if (claim.result() == ClaimResult.EXPIRED) {
+            state = DeliveryState.EXPIRED;
+            return false;
+        }
+        return claimed(claim, DeliveryState.WRITTEN_IN_TRANSACTION);
+    }
+
+    private Claim ask(Supplier<Claim> store) {
         long start = System.nanoTime();
         Claim claim;
         try {
-            claim = context.store().claimInTransaction(key, token(), policy.retention());
+            claim = store.get();
         } catch (RuntimeException e) {
             throw storeFailed("claim", e);
         }
         context.listener().claimAnswered(this, System.nanoTime() - start);
-        return claimed(claim, DeliveryState.WRITTEN_IN_TRANSACTION);
+        return claim;
+    }
+
+    // The owner died or stalled: its attempt counts, so a message that kills its process meets the end of its budget.
+    private Claim countLostAttempt() {
+        LeaseExpiredException lost = new LeaseExpiredException(key);
+        int counted;
+        try {
+            counted = record.countFailure(lost.getMessage());
+        } catch (RuntimeException e) {
+            throw storeFailed("count the lost attempt of", e);
+        }
+        if (counted > 0 && target.policy().retry().spentBy(counted)) {
+            throw end(DeliveryState.DEAD_LETTERED, new AttemptsExhaustedException(key, counted, lost), lost);
+        }
+        return ask(record::claim);
     }
 
     private boolean claimed(Claim claim, DeliveryState held) {
         switch (claim.result()) {
-            case DONE:
+            case DONE -> {
                 end(DeliveryState.DUPLICATE, null, null);
                 return false;
-            case BUSY:
-                throw end(DeliveryState.BUSY, new DeliveryInProgressException(key,
-                        policy.busyDelay(claim.busyFor(), context.requeueDelay())), null);
-            case TAKEN_OVER:
-                context.listener().tookOver(this);
-                break;
-            default:
-                break;
+            }
+            case BUSY -> throw end(DeliveryState.BUSY, new DeliveryInProgressException(key,
+                    target.policy().busyDelay(claim.busyFor(), context.requeueDelay()),
+                    context.holders().whenReleased(key)), null);
+            case DEAD_LETTERED -> {
+                RecordedFailure reason = new RecordedFailure(claim.reason());
+                throw end(DeliveryState.DEAD_LETTERED, new AttemptsExhaustedException(key, claim.attempts(), reason),
+                        reason);
+            }
+            default -> {
+                failedBefore = claim.attempts();
+                state = held;
+                context.holders().hold(key, this);
+                return true;
+            }
         }
-        failedBefore = claim.attempts();
-        state = held;
-        return true;
     }
 
-    // ---- inside the handler's transaction
-
     /**
-     * Confirms a lease-mode claim inside the handler's active transaction, so that the work and the key commit together.
-     *
-     * @return {@code false} when the claim was taken over: the caller must roll the transaction back
-     * @throws StoreUnavailableException when the store fails (the transaction then rolls back)
+     * Confirms a lease-mode claim in the handler's active transaction, so that the work and the key commit together.
+     * Answers {@code false} when the claim was taken over: the caller rolls the transaction back.
      */
     boolean confirmInTransaction() {
         boolean confirmed;
         try {
-            confirmed = context.store().confirmInTransaction(key, token(), policy.retention());
+            confirmed = record.confirmInTransaction();
+        } catch (HandlerTransactionAbortedException e) {
+            throw e;
         } catch (RuntimeException e) {
             throw storeFailed("confirm", e);
         }
@@ -144,31 +142,24 @@ public final class Delivery {
         return confirmed;
     }
 
-    /** The handler returned but its transaction was marked rollback-only: it rolls back without an exception. */
-    void markedRollbackOnly() {
-        if (!state.ended()) {
+    /** The handler's transaction ended, as the transaction manager saw it: a rollback is a failed attempt. */
+    void transactionEnded(boolean committed) {
+        if (!committed && (state == DeliveryState.WRITTEN_IN_TRANSACTION || state == DeliveryState.CLAIMED
+                || state == DeliveryState.CONFIRMED_IN_TRANSACTION)) {
             state = DeliveryState.ROLLED_BACK;
         }
     }
 
-    /**
-     * A processor returned its output: the key is confirmed once the output is acknowledged downstream
-     * ({@link #succeeded()}), and the attempt fails if it is nacked ({@link #failed}). The lease is renewed meanwhile.
-     */
+    /** A processor returned: its key is confirmed once its output is acknowledged downstream; renewed meanwhile. */
     void awaitOutputAck() {
         if (state == DeliveryState.CLAIMED) {
             state = DeliveryState.AWAITING_OUTPUT_ACK;
         }
     }
 
-    // ---- ending
-
     /**
-     * The handler returned normally, and its transaction (if any) committed; for a processor, its output was
-     * acknowledged. Confirms the key unless it is confirmed already.
-     *
-     * @throws IdempotencyException when that still is a failure: the transaction rolled back without an exception
-     *         (a counted attempt), or the claim was taken over
+     * The handler returned and its transaction (if any) committed; for a processor, its output was acknowledged.
+     * Confirms the key unless it is confirmed already; throws when that still is a failure (a rollback, a lost claim).
      */
     public synchronized void succeeded() {
         switch (state) {
@@ -185,10 +176,10 @@ public final class Delivery {
     }
 
     private void confirmOnItsOwn() {
-        untrack();
+        record.letGo();
         boolean confirmed;
         try {
-            confirmed = context.store().confirm(key, token(), policy.retention());
+            confirmed = record.confirm();
         } catch (RuntimeException e) {
             end(DeliveryState.UNCONFIRMED, null, e);
             return;
@@ -201,156 +192,96 @@ public final class Delivery {
     }
 
     private void handled() {
-        untrack();
+        record.letGo();
         end(DeliveryState.HANDLED, null, null);
         if (context.confirmedKeys() != null) {
-            context.confirmedKeys().add(key, policy.retention());
+            context.confirmedKeys().add(key, target.policy().retention());
         }
     }
 
     /**
-     * The handler failed (it threw, its stage failed, its transaction could not commit, or its output was nacked).
-     * Counts the attempt against the key's budget, unless the failure is an outcome of this extension.
-     *
-     * @param failure what failed
-     * @return the exception to nack the message with: a {@link HandlerFailedException} (redelivered after a growing
-     *         delay), an {@link AttemptsExhaustedException} (dead-lettered), or the extension's own outcome
+     * The handler failed (it threw, its stage failed, its transaction could not commit, or its output was nacked):
+     * counts the attempt, unless the failure is an outcome of this extension, and answers what to nack with.
      */
     public synchronized IdempotencyException failed(Throwable failure) {
-        untrack();
-        switch (state) {
-            case KEYED, CLAIMED, WRITTEN_IN_TRANSACTION, CONFIRMED_IN_TRANSACTION, AWAITING_OUTPUT_ACK, ROLLED_BACK:
-                return countFailure(failure);
-            case LOST_IN_TRANSACTION:
-                return end(DeliveryState.CLAIM_LOST, new ClaimLostException(key), null);
-            case STORE_FAILED:
-                release();
-                return answer;
-            default:
-                return answer != null ? answer : asOutcome(failure);
+        record.letGo();
+        if (failure instanceof StoreUnavailableException unavailable && !state.ended()) {
+            return end(DeliveryState.STORE_FAILED, unavailable, unavailable.getCause()); // never counted
         }
+        return switch (state) {
+            case KEYED, CLAIMED, WRITTEN_IN_TRANSACTION, CONFIRMED_IN_TRANSACTION, AWAITING_OUTPUT_ACK, ROLLED_BACK,
+                    EXPIRED ->
+                countFailure(failure);
+            case LOST_IN_TRANSACTION -> end(DeliveryState.CLAIM_LOST, new ClaimLostException(key), null);
+            case STORE_FAILED -> {
+                record.releaseQuietly();
+                yield answer;
+            }
+            default -> answer != null ? answer : failure instanceof IdempotencyException e ? e : notCounted(failure);
+        };
     }
 
-    /**
-     * The handler's result was cancelled: its outcome is unknown (it may still be running), so the claim is neither
-     * confirmed nor released: it runs out with its lease.
-     */
+    /** The handler's result was cancelled: its outcome is unknown, so its claim is left to run out with its lease. */
     public synchronized void abandoned() {
         if (!state.ended()) {
-            untrack();
+            record.letGo();
             end(DeliveryState.ABANDONED, null, null);
         }
     }
 
     private IdempotencyException countFailure(Throwable failure) {
-        RetryPolicy retry = policy.retry();
         int counted;
         try {
-            counted = context.store().recordFailure(key, token(), String.valueOf(failure), retry.maxAttempts(),
-                    policy.retention());
+            counted = record.countFailure(String.valueOf(failure));
         } catch (RuntimeException e) {
-            counted = -1;
-            context.listener().failureNotCounted(this, e);
+            // never decided on a guess: a store that cannot count never spends the budget
+            StoreUnavailableException unavailable = storeFailed("count a failed attempt of", e);
+            record.releaseQuietly();
+            return unavailable;
         }
         if (counted == 0) {
             // The key's record is not this delivery's any more: another delivery holds it, and its outcome decides.
-            return end(DeliveryState.CLAIM_LOST, new HandlerFailedException(key, failedBefore + 1, retry.maxAttempts(),
-                    context.requeueDelay(), failure), failure);
+            return end(DeliveryState.CLAIM_LOST, notCounted(failure), failure);
         }
-        int attempt = counted > 0 ? counted : failedBefore + 1;
-        if (retry.spentBy(attempt)) {
-            return end(DeliveryState.DEAD_LETTERED, new AttemptsExhaustedException(key, attempt, failure), failure);
-        }
-        return end(DeliveryState.RETRYING, new HandlerFailedException(key, attempt, retry.maxAttempts(),
-                retry.delayAfter(attempt), failure), failure);
+        IdempotencyException outcome = target.policy().retry().afterFailure(key, counted, failure);
+        return end(outcome.requeue() ? DeliveryState.RETRYING : DeliveryState.DEAD_LETTERED, outcome, failure);
     }
 
-    private StoreUnavailableException storeFailed(String operation, RuntimeException e) {
+    private HandlerFailedException notCounted(Throwable failure) {
+        return new HandlerFailedException(key, failedBefore + 1, target.policy().retry().maxAttempts(), context.requeueDelay(),
+                failure);
+    }
+
+    private StoreUnavailableException storeFailed(String operation, Throwable e) {
         return end(DeliveryState.STORE_FAILED, new StoreUnavailableException(operation, key, e), e);
-    }
-
-    // The store failed in the middle of a delivery: give a held lease up so that the redelivery runs as soon as the
-    // store answers again, rather than wait for the lease to run out.
-    private void release() {
-        if (lease != null) {
-            try {
-                context.store().release(key, token());
-            } catch (RuntimeException ignored) {
-                // the store is failing; the claim runs out with its lease
-            }
-        }
-    }
-
-    private IdempotencyException asOutcome(Throwable failure) {
-        return failure instanceof IdempotencyException e ? e
-                : new HandlerFailedException(key, failedBefore + 1, policy.retry().maxAttempts(),
-                        context.requeueDelay(), failure);
     }
 
     private <E extends IdempotencyException> E end(DeliveryState ended, E result, Throwable cause) {
         answer = result;
         state = ended;
+        context.holders().release(key, this);
         context.listener().ended(this, cause);
         return result;
     }
 
-    private void untrack() {
-        if (lease != null) {
-            context.renewer().untrack(lease);
-        }
+    @Override
+    public DeliveryTarget target() {
+        return target;
     }
 
-    // A lease-mode claim is fenced by a token of its own. A key written in a transaction needs no fence (its row
-    // exists only once that transaction committed): it records the worker, which saves building a token per message.
-    private String token() {
-        String t = token;
-        if (t == null) {
-            t = plan.inTransaction() ? context.tokens().worker() : context.tokens().next();
-            token = t;
-        }
-        return t;
-    }
-
-    // ---- what the listener, the interceptors and the connectors read
-
-    /** @return the method's plan */
-    public MethodPlan plan() {
-        return plan;
-    }
-
-    /** @return the method's settings on the delivery's channel */
-    public DeliveryPolicy policy() {
-        return policy;
-    }
-
-    /** @return the channel that delivered the message (or the programmatic form's scope) */
-    public String channel() {
-        return channel;
-    }
-
-    /** @return the key, under its scope */
+    @Override
     public ScopedKey key() {
         return key;
     }
 
-    /** @return the message's metadata */
-    public Metadata metadata() {
-        return metadata;
-    }
-
-    /** @return where the delivery is in its life */
+    @Override
     public DeliveryState state() {
         return state;
     }
 
-    /** @return what the message was nacked with, once the delivery ended that way; else {@code null} */
+    @Override
     public IdempotencyException answer() {
         return answer;
-    }
-
-    /** @return whether the key was confirmed before: the handler does not run and the message is acked */
-    public boolean isDuplicate() {
-        return state == DeliveryState.DUPLICATE;
     }
 
     /** @return how many attempts of this key failed before this delivery */

@@ -5,7 +5,7 @@ import java.time.Duration;
 import io.quarkiverse.idempotency.IdempotencyStore;
 
 /**
- * What every {@link Delivery} of this application shares: built once by {@link Deliveries}.
+ * What every delivery of this application shares: built once by {@link Deliveries}.
  *
  * @param store where keys live
  * @param listener what a delivery reports its transitions to (metrics and logs)
@@ -13,7 +13,8 @@ import io.quarkiverse.idempotency.IdempotencyStore;
  * @param confirmedKeys the keys this process confirmed, or {@code null} when that cache is off
  * @param tokens this process's worker id and the claims' tokens
  * @param requeueDelay how long a busy or store-failed message waits before it is redelivered
+ * @param holders the keys held by deliveries of this process right now
  */
 record DeliveryContext(IdempotencyStore store, DeliveryListener listener, LeaseRenewer renewer,
-        ConfirmedKeys confirmedKeys, ClaimTokens tokens, Duration requeueDelay) {
+        ConfirmedKeys confirmedKeys, ClaimTokens tokens, Duration requeueDelay, LocalHolders holders) {
 }

@@ -29,30 +29,24 @@ final class DeliveryReport implements DeliveryListener {
     }
 
     @Override
-    public void claimAnswered(Delivery delivery, long nanos) {
-        metrics.claimLatency(delivery.channel(), nanos);
+    public void claimAnswered(DeliveryView delivery, long nanos) {
+        metrics.claimLatency(delivery.target().channel(), nanos);
     }
 
     @Override
-    public void tookOver(Delivery delivery) {
-        metrics.takeover(delivery.channel());
+    public void tookOver(DeliveryView delivery) {
+        metrics.takeover(delivery.target().channel());
         LOG.infof("Took over the claim on key '%s' for %s: its lease ran out (its owner died or stalled)",
-                delivery.key(), delivery.plan().description());
+                delivery.key(), delivery.target().plan().description());
     }
 
     @Override
-    public void failureNotCounted(Delivery delivery, RuntimeException failure) {
-        LOG.warnf("Could not count the failed attempt of key '%s' in the store (%s); deciding on the %d failed before",
-                delivery.key(), failure.toString(), delivery.failedBefore());
-    }
-
-    @Override
-    public void ended(Delivery delivery, Throwable cause) {
+    public void ended(DeliveryView delivery, Throwable cause) {
         DeliveryState state = delivery.state();
         if (state.outcome() != null) {
-            metrics.delivery(delivery.channel(), state.outcome());
+            metrics.delivery(delivery.target().channel(), state.outcome());
         }
-        String method = delivery.plan().description();
+        String method = delivery.target().plan().description();
         switch (state) {
             case DUPLICATE -> LOG.debugf("Key '%s' of %s was handled before: acknowledged without running",
                     delivery.key(), method);
@@ -80,11 +74,16 @@ final class DeliveryReport implements DeliveryListener {
             }
             case DEAD_LETTERED -> {
                 String suffix = logs.admit("dead-lettered:" + method);
-                if (suffix != null) {
+                if (suffix != null && cause instanceof RecordedFailure before) {
+                    LOG.errorf("Key '%s' of %s (message %s) was dead-lettered before (%s): dead-lettered again at once;"
+                            + " release the key to replay it%s", delivery.key(), method,
+                            describeId(delivery.target().metadata()), before, suffix);
+                } else if (suffix != null) {
                     AttemptsExhaustedException spent = (AttemptsExhaustedException) delivery.answer();
                     LOG.errorf(cause, "Attempt %d of %d of %s for key '%s' (message %s) failed; the budget is spent, so"
-                            + " the message is dead-lettered%s", spent.attempts(), delivery.policy().retry().maxAttempts(),
-                            method, delivery.key(), describeId(delivery.metadata()), suffix);
+                            + " the message is dead-lettered%s", spent.attempts(),
+                            delivery.target().policy().retry().maxAttempts(),
+                            method, delivery.key(), describeId(delivery.target().metadata()), suffix);
                 }
             }
             case STORE_FAILED -> {

@@ -1,12 +1,26 @@
 package io.quarkiverse.idempotency.runtime;
 
 /**
- * Where a {@link Delivery} is in its life (its diagram is on {@link Delivery}); the states from {@link #DUPLICATE} on
- * end it, each counted as an {@link Outcome} except {@link #ABANDONED}.
+ * Where a delivery is in its life; the states from {@link #DUPLICATE} on end it, each counted as an
+ * {@link Outcome} except {@link #ABANDONED}.
+ *
+ * <pre>
+ *   KEYED ──claim()──────────────▶ CLAIMED ──succeeded()──▶ HANDLED | UNCONFIRMED
+ *     │        ▲                     │  └─awaitOutputAck()─▶ AWAITING_OUTPUT_ACK ──succeeded()──▶ HANDLED
+ *     │        └── EXPIRED ◀─┐       └─confirmInTransaction()─▶ CONFIRMED_IN_TRANSACTION ──succeeded()──▶ HANDLED
+ *     └─claimInTransaction()─┴────▶ WRITTEN_IN_TRANSACTION ──succeeded()──▶ HANDLED
+ *   a claim ─▶ DUPLICATE | BUSY | DEAD_LETTERED       a transaction that rolled back ─▶ ROLLED_BACK
+ *   any held state ──failed()──▶ RETRYING | DEAD_LETTERED        a claim taken over ─▶ CLAIM_LOST
+ *   a failing store ─▶ STORE_FAILED                              a cancelled handler ─▶ ABANDONED
+ * </pre>
+ *
+ * A claim that takes over a dead owner's claim counts the owner's attempt first, so it may end DEAD_LETTERED.
  */
 public enum DeliveryState {
     /** The key is computed; nothing is claimed yet. */
     KEYED,
+    /** A dead owner's claim holds the key: it is taken over on a lease, outside the handler's transaction. */
+    EXPIRED,
     /** A lease-mode claim is held (renewed while the handler runs). */
     CLAIMED,
     /** The key is written as confirmed in the handler's transaction, not committed yet. */
@@ -17,7 +31,7 @@ public enum DeliveryState {
     LOST_IN_TRANSACTION,
     /** A processor returned; its key is confirmed once its output is acknowledged downstream. */
     AWAITING_OUTPUT_ACK,
-    /** The handler returned but its transaction rolled back: the attempt failed. */
+    /** The handler's transaction rolled back (with or without an exception): the attempt failed. */
     ROLLED_BACK,
     /** The key was confirmed before: acked without running. */
     DUPLICATE(Outcome.DUPLICATE),
@@ -29,7 +43,7 @@ public enum DeliveryState {
     UNCONFIRMED(Outcome.UNCONFIRMED),
     /** The attempt failed and was counted: redelivered after a delay. */
     RETRYING(Outcome.RETRYING),
-    /** The last attempt of the budget failed: dead-lettered. */
+    /** The last attempt of the budget failed, or the key was dead-lettered before: dead-lettered. */
     DEAD_LETTERED(Outcome.DEAD_LETTERED),
     /** The store failed: redelivered later, nothing counted. */
     STORE_FAILED(Outcome.STORE_FAILED),

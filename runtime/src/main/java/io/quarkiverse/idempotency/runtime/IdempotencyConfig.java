@@ -47,6 +47,16 @@ public interface IdempotencyConfig {
     Duration requeueDelay();
 
     /**
+     * How long a processor ({@code @Incoming} and {@code @Outgoing}) waits for its output to be acknowledged downstream
+     * before its attempt counts as failed: its key is confirmed only once its output is acknowledged, and its claim is
+     * renewed meanwhile, so without this bound an output lost on the way would hold the key (every duplicate told
+     * "busy") for the whole retention. After it, the input comes back and emits again; a late acknowledgement changes
+     * nothing.
+     */
+    @WithDefault("5m")
+    Duration outputAckTimeout();
+
+    /**
      * How many keys this process confirmed are remembered in memory, so that a duplicate of one is acked without a
      * round trip to the store. Safe (a confirmed key is final); {@code 0} turns it off.
      */

@@ -12,6 +12,8 @@ import jakarta.interceptor.InvocationContext;
 
 import org.eclipse.microprofile.reactive.messaging.Message;
 
+import io.quarkiverse.idempotency.DeliveryInProgressException;
+import io.quarkiverse.idempotency.DeliveryRevokedException;
 import io.quarkiverse.idempotency.IdempotencyException;
 import io.quarkiverse.idempotency.Idempotent;
 import io.smallrye.mutiny.Uni;
@@ -63,7 +65,7 @@ public class IdempotencyInterceptor {
                 inbound.message().getMetadata());
         inbound.started(delivery);
         return switch (plan.returns()) {
-            case SYNC -> aroundSync(ic, plan, delivery);
+            case SYNC -> aroundSync(ic, plan, delivery, inbound);
             case UNI -> aroundUni(ic, plan, delivery);
             case COMPLETION_STAGE -> aroundUni(ic, plan, delivery).subscribeAsCompletionStage();
         };
@@ -73,7 +75,8 @@ public class IdempotencyInterceptor {
      * A channel that cannot requeue one message (Kafka): a delivery to retry is retried here, on the method's worker
      * thread, after its delay, until it is handled, a duplicate, or dead-lettered (the outcome then goes to the
      * connector's failure handler). The message is held meanwhile, so its offset is not committed past it and the
-     * messages behind it wait, as the channel's order requires.
+     * messages behind it wait, as the channel's order requires; once this consumer no longer owns it (its partition
+     * was revoked), it is let go, unacknowledged, for its new owner.
      */
     private Object aroundInPlace(InvocationContext ic, MethodPlan plan, InboundMessage inbound) throws Exception {
         for (;;) {
@@ -82,7 +85,7 @@ public class IdempotencyInterceptor {
             inbound.started(delivery);
             try {
                 return switch (plan.returns()) {
-                    case SYNC -> aroundSync(ic, plan, delivery);
+                    case SYNC -> aroundSync(ic, plan, delivery, inbound);
                     // a @Blocking method: its worker thread waits for the outcome, so that it can retry it
                     case UNI -> Uni.createFrom().item(aroundUni(ic, plan, delivery).await().indefinitely());
                     case COMPLETION_STAGE ->
@@ -90,30 +93,51 @@ public class IdempotencyInterceptor {
                 };
             } catch (IdempotencyException e) {
                 Duration delay = e.retryDelay() != null ? e.retryDelay() : deliveries.requeueDelay();
-                if (!e.requeue() || !deliveries.awaitRetry(delay)) {
-                    throw e;
+                CompletionStage<Void> sooner = e instanceof DeliveryInProgressException busy ? busy.holderEnded() : null;
+                if (!e.requeue() || !deliveries.awaitRetry(delay, sooner, inbound::stillOwned)) {
+                    throw inbound.stillOwned() ? e : new DeliveryRevokedException(delivery.key(), e);
                 }
             }
         }
     }
 
-    private static Object aroundSync(InvocationContext ic, MethodPlan plan, Delivery delivery) throws Exception {
-        if (delivery.isDuplicate() || (!plan.inTransaction() && !delivery.claim())) {
+    private Object aroundSync(InvocationContext ic, MethodPlan plan, Delivery delivery, InboundMessage inbound)
+            throws Exception {
+        // In-transaction methods write the key inside their transaction (the inner interceptor); every other method,
+        // and a message that may have been delivered before (its attempt may have killed a process), claims it here
+        // on a lease, committed on its own, so that an attempt that dies is counted.
+        boolean leaseFirst = !plan.inTransaction() || inbound.mayBeRedelivered();
+        if (delivery.isDuplicate() || (leaseFirst && !delivery.claim())) {
             return null; // a processor returning null emits nothing and acks the message
         }
-        Object result;
         ic.getContextData().put(Delivery.CONTEXT_KEY, delivery);
-        try {
-            result = ic.proceed();
-        } catch (Throwable t) {
-            throw delivery.failed(t);
+        Object result = proceed(ic, delivery);
+        if (delivery.state() == DeliveryState.EXPIRED) {
+            // A dead owner's claim held the key: taken over on a lease, its attempt counted, outside the transaction
+            // that found it; then the method runs in a transaction of its own.
+            if (!delivery.claim()) {
+                return null;
+            }
+            result = proceed(ic, delivery);
         }
         if (plan.processor()) {
             delivery.awaitOutputAck();
+            deliveries.awaitOutput(inbound, delivery);
             return result;
         }
         delivery.succeeded();
+        if (delivery.state() == DeliveryState.HANDLED) {
+            inbound.handled();
+        }
         return delivery.isDuplicate() ? null : result;
+    }
+
+    private static Object proceed(InvocationContext ic, Delivery delivery) throws Exception {
+        try {
+            return ic.proceed();
+        } catch (Throwable t) {
+            throw delivery.failed(t);
+        }
     }
 
     private static Uni<Object> aroundUni(InvocationContext ic, MethodPlan plan, Delivery delivery) {

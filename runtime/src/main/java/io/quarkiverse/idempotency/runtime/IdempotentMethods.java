@@ -13,6 +13,7 @@ import org.eclipse.microprofile.config.ConfigProvider;
 
 import io.quarkiverse.idempotency.IdempotencyMode;
 import io.quarkiverse.idempotency.KeyFunction;
+import io.quarkiverse.idempotency.MessageIdKey;
 import io.quarkus.arc.Arc;
 import io.quarkus.runtime.configuration.DurationConverter;
 import io.smallrye.common.expression.Expression;
@@ -90,6 +91,11 @@ public final class IdempotentMethods {
         return processorChannels;
     }
 
+    /** @return the channels consumed by {@code @Idempotent} methods that a connector feeds */
+    public List<String> channelsOf(String connector) {
+        return channels.stream().filter(channel -> connector.equals(connectors.get(channel))).sorted().toList();
+    }
+
     /** @return the connector feeding a channel, as the build found it (configured or detected), or {@code null} */
     public String connector(String channel) {
         return connectors.get(channel);
@@ -102,6 +108,16 @@ public final class IdempotentMethods {
      */
     public boolean retriesInPlace(String channel) {
         return redeliveries.get(channel) == Redelivery.IN_PLACE;
+    }
+
+    /** @return whether a method consuming the channel keys its messages by their message id (the default key) */
+    public boolean keyedByMessageId(String channel) {
+        for (MethodPlan plan : plans) {
+            if (plan.policies().containsKey(channel) && plan.keyFunction() instanceof MessageIdKey) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return the shortest lease of any method (or the configured one), which paces lease renewal */

@@ -1,5 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
+import java.util.concurrent.atomic.AtomicBoolean;
+
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
@@ -11,11 +13,41 @@ public final class InboundMessage {
 
     private final String channel;
     private final Message<?> message;
+    private final Iterable<ConnectorSupport> connectors;
     private volatile Delivery delivery;
+    private final AtomicBoolean settled = new AtomicBoolean();
 
-    InboundMessage(String channel, Message<?> message) {
+    InboundMessage(String channel, Message<?> message, Iterable<ConnectorSupport> connectors) {
         this.channel = channel;
         this.message = message;
+        this.connectors = connectors;
+    }
+
+    /** @return whether the message may have been delivered before, as its connector tells */
+    public boolean mayBeRedelivered() {
+        for (ConnectorSupport connector : connectors) {
+            if (connector.mayBeRedelivered(message)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return whether this consumer still owns the message, as its connector tells */
+    public boolean stillOwned() {
+        for (ConnectorSupport connector : connectors) {
+            if (!connector.stillOwned(message)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Tells the message's connector it was handled. */
+    void handled() {
+        for (ConnectorSupport connector : connectors) {
+            connector.handled(message);
+        }
     }
 
     /** @return the {@code @Incoming} channel */
@@ -31,6 +63,14 @@ public final class InboundMessage {
     /** @return the delivery, or {@code null} when the message has not reached the method's interceptor */
     public Delivery delivery() {
         return delivery;
+    }
+
+    /**
+     * @return {@code true} for the first caller only: a processor's input is settled by its output's acknowledgement or
+     *         by the output-ack timeout, whichever comes first
+     */
+    boolean settle() {
+        return settled.compareAndSet(false, true);
     }
 
     void started(Delivery delivery) {

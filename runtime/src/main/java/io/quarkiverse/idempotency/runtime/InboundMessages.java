@@ -7,6 +7,7 @@ import jakarta.inject.Inject;
 
 import org.eclipse.microprofile.reactive.messaging.Message;
 
+import io.quarkus.arc.All;
 import io.smallrye.common.vertx.VertxContext;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.reactive.messaging.PublisherDecorator;
@@ -28,10 +29,12 @@ public class InboundMessages implements PublisherDecorator {
     private static final Object LOCAL_KEY = InboundMessage.class;
 
     private final IdempotentMethods methods;
+    private final List<ConnectorSupport> connectors;
 
     @Inject
-    public InboundMessages(IdempotentMethods methods) {
+    public InboundMessages(IdempotentMethods methods, @All List<ConnectorSupport> connectors) {
         this.methods = methods;
+        this.connectors = List.copyOf(connectors);
     }
 
     /**
@@ -80,12 +83,12 @@ public class InboundMessages implements PublisherDecorator {
         return publisher.invoke(message -> remember(idempotentChannel, message));
     }
 
-    private static InboundMessage remember(String channel, Message<?> message) {
+    private InboundMessage remember(String channel, Message<?> message) {
         for (Object metadata : message.getMetadata()) {
             if (metadata instanceof LocalContextMetadata local) {
                 Context context = local.context();
                 if (VertxContext.isDuplicatedContext(context)) {
-                    InboundMessage inbound = new InboundMessage(channel, message);
+                    InboundMessage inbound = new InboundMessage(channel, message, connectors);
                     context.putLocal(LOCAL_KEY, inbound);
                     return inbound;
                 }
@@ -98,7 +101,7 @@ public class InboundMessages implements PublisherDecorator {
     // The processor's output carries its input's ack and nack: acking the output downstream acks this message, which
     // confirms the key first; a nack counts the attempt and hands the broker the delivery's outcome.
     private static Message<?> observeAcknowledgement(InboundMessage inbound, Message<?> message) {
-        return inbound == null ? message : SettlementObserver.observe(message, inbound::delivery);
+        return inbound == null ? message : SettlementObserver.observe(message, inbound::delivery, inbound::settle);
     }
 
     @Override

@@ -2,6 +2,8 @@ package io.quarkiverse.idempotency.runtime;
 
 import java.time.Duration;
 
+import org.jboss.logging.Logger;
+
 import io.quarkiverse.idempotency.ScopedKey;
 
 /**
@@ -10,12 +12,15 @@ import io.quarkiverse.idempotency.ScopedKey;
  */
 final class Lease {
 
+    private static final Logger LOG = Logger.getLogger(Lease.class);
+
     private final ScopedKey key;
     private final String token;
     private final Duration duration;
     private final Duration retention;
     private final long claimedAt;
     private volatile long renewedAt;
+    private boolean lapseReported;
 
     Lease(ScopedKey key, String token, Duration duration, Duration retention) {
         this.key = key;
@@ -54,5 +59,27 @@ final class Lease {
 
     void renewedAt(long nanos) {
         this.renewedAt = nanos;
+    }
+
+    /**
+     * @return whether the lease may have run out: it was not renewed within its duration (the store was unreachable, or
+     *         the renewal could not run). Another delivery may have taken the claim over; the confirm, fenced by the
+     *         token, finds out.
+     */
+    boolean lapsed() {
+        return System.nanoTime() - renewedAt > duration.toNanos();
+    }
+
+    /**
+     * Says, once, that the lease lapsed: told by the renewer when it finds out, or by the delivery before it confirms,
+     * whichever comes first.
+     */
+    synchronized void reportIfLapsed() {
+        if (!lapseReported && lapsed()) {
+            lapseReported = true;
+            LOG.warnf("The claim on key '%s' was not renewed within its %d s lease (the store was unreachable, or the"
+                    + " renewal could not run): another delivery may have taken it over and run it too. The confirm,"
+                    + " fenced by the claim's token, succeeds only if none did", key, duration.toSeconds());
+        }
     }
 }

@@ -11,13 +11,16 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.IdempotencyStore.HeldClaim;
+import io.quarkiverse.idempotency.ScopedKey;
 import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
 
 /**
  * Renews the leases of running handlers' claims, so that a slow but live handler is not taken over while a dead one's
- * claim runs out within its lease: a Vert.x timer every third of the shortest lease, renewing (in one store call, on a
- * worker thread) the claims not renewed for a third of their own lease. Per message it costs one set insertion and
- * one removal.
+ * claim runs out within its lease: a Vert.x timer every third of the shortest lease, renewing (in one store call) the
+ * claims not renewed for a third of their own lease. The call runs on a worker thread of its own, so that handlers
+ * holding every thread of the worker pool cannot starve it; the store skips a claim whose record another transaction
+ * holds, so that one row cannot stall the others. Per message it costs one set insertion and one removal.
  */
 final class LeaseRenewer implements AutoCloseable {
 
@@ -26,17 +29,19 @@ final class LeaseRenewer implements AutoCloseable {
     private final Set<Lease> running = ConcurrentHashMap.newKeySet();
     private final IdempotencyStore store;
     private final Vertx vertx;
+    private final WorkerExecutor worker;
     private final long timer;
     private final AtomicBoolean renewing = new AtomicBoolean();
 
     LeaseRenewer(IdempotencyStore store, Vertx vertx, Duration shortestLease) {
         this.store = store;
         this.vertx = vertx;
+        this.worker = vertx.createSharedWorkerExecutor("idempotency-lease-renewal", 1);
         long periodMillis = Math.max(100, shortestLease.toMillis() / 3);
         this.timer = vertx.setPeriodic(periodMillis, id -> {
             // one renewal at a time: a slow store must not pile up renewals on the worker pool
             if (!running.isEmpty() && renewing.compareAndSet(false, true)) {
-                vertx.executeBlocking(() -> {
+                worker.executeBlocking(() -> {
                     try {
                         renewDue();
                     } finally {
@@ -57,7 +62,7 @@ final class LeaseRenewer implements AutoCloseable {
     }
 
     /** @return whether a claim on this key is being renewed */
-    boolean tracking(io.quarkiverse.idempotency.ScopedKey key) {
+    boolean tracking(ScopedKey key) {
         for (Lease lease : running) {
             if (lease.key().equals(key)) {
                 return true;
@@ -77,6 +82,7 @@ final class LeaseRenewer implements AutoCloseable {
                         d.key());
             } else if (now - d.renewedAt() >= d.duration().toNanos() / 3) {
                 due.add(d);
+                d.reportIfLapsed();
             }
         }
         if (due.isEmpty()) {
@@ -100,5 +106,6 @@ final class LeaseRenewer implements AutoCloseable {
     @Override
     public void close() {
         vertx.cancelTimer(timer);
+        worker.close();
     }
 }

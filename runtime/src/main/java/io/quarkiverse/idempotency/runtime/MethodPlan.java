@@ -2,28 +2,62 @@ package io.quarkiverse.idempotency.runtime;
 
 import java.util.Map;
 
+import org.jboss.logging.Logger;
+
 import io.quarkiverse.idempotency.IdempotencyMode;
 import io.quarkiverse.idempotency.KeyFunction;
 
 /**
- * Everything the interceptors need to know about one {@code @Idempotent} method, resolved once at startup.
- *
- * @param description {@code class#method}, for messages
- * @param singleChannel the channel when the method has exactly one {@code @Incoming}, else {@code null}
- * @param scope the explicit scope, or {@code null} for the delivering channel's name
- * @param keyFunction the key function
- * @param mode where the key is written: {@link IdempotencyMode#IN_TRANSACTION} or {@link IdempotencyMode#LEASE}
- * @param policies the settings per channel
- * @param returns how the method returns
- * @param messageParameter whether the method takes the {@code Message}
- * @param processor whether the method has {@code @Outgoing}: its key is confirmed once its output is acknowledged
- * @param transactional whether the method runs in a JTA transaction
- * @param confirmsInTransaction whether a lease-mode claim is confirmed inside the method's transaction (the store
- *        joins transactions)
+ * Everything the interceptors need to know about one {@code @Idempotent} method, resolved once at startup; and one
+ * thing learnt later: that the method's transaction is on another datasource than the keys, which the build cannot
+ * see (see {@link #workOnAnotherDataSource}).
  */
-public record MethodPlan(String description, String singleChannel, String scope, KeyFunction<Object> keyFunction,
-        IdempotencyMode mode, Map<String, DeliveryPolicy> policies, IdempotentMethodInfo.Returns returns,
-        boolean messageParameter, boolean processor, boolean transactional, boolean confirmsInTransaction) {
+public final class MethodPlan {
+
+    private static final Logger LOG = Logger.getLogger(MethodPlan.class);
+
+    private final String description;
+    private final String singleChannel;
+    private final String scope;
+    private final KeyFunction<Object> keyFunction;
+    private final IdempotencyMode mode;
+    private final Map<String, DeliveryPolicy> policies;
+    private final IdempotentMethodInfo.Returns returns;
+    private final boolean messageParameter;
+    private final boolean processor;
+    private final boolean transactional;
+    private final boolean confirmsInTransaction;
+    private volatile boolean keysApart;
+
+    /**
+     * @param description {@code class#method}, for messages
+     * @param singleChannel the channel when the method has exactly one {@code @Incoming}, else {@code null}
+     * @param scope the explicit scope, or {@code null} for the delivering channel's name
+     * @param keyFunction the key function
+     * @param mode where the key is written: {@link IdempotencyMode#IN_TRANSACTION} or {@link IdempotencyMode#LEASE}
+     * @param policies the settings per channel
+     * @param returns how the method returns
+     * @param messageParameter whether the method takes the {@code Message}
+     * @param processor whether the method has {@code @Outgoing}: its key is confirmed once its output is acknowledged
+     * @param transactional whether the method runs in a JTA transaction
+     * @param confirmsInTransaction whether a lease-mode claim is confirmed inside the method's transaction (the store
+     *        joins transactions)
+     */
+    public MethodPlan(String description, String singleChannel, String scope, KeyFunction<Object> keyFunction,
+            IdempotencyMode mode, Map<String, DeliveryPolicy> policies, IdempotentMethodInfo.Returns returns,
+            boolean messageParameter, boolean processor, boolean transactional, boolean confirmsInTransaction) {
+        this.description = description;
+        this.singleChannel = singleChannel;
+        this.scope = scope;
+        this.keyFunction = keyFunction;
+        this.mode = mode;
+        this.policies = policies;
+        this.returns = returns;
+        this.messageParameter = messageParameter;
+        this.processor = processor;
+        this.transactional = transactional;
+        this.confirmsInTransaction = confirmsInTransaction;
+    }
 
     /** @return the settings for a channel (the programmatic form's scope counts as its channel) */
     public DeliveryPolicy policy(String channel) {
@@ -39,6 +73,70 @@ public record MethodPlan(String description, String singleChannel, String scope,
 
     /** @return whether the key is written in the method's own transaction */
     public boolean inTransaction() {
-        return mode == IdempotencyMode.IN_TRANSACTION;
+        return mode == IdempotencyMode.IN_TRANSACTION && !keysApart;
+    }
+
+    /** @return whether a lease-mode claim is confirmed inside the method's transaction */
+    public boolean confirmsInTransaction() {
+        return (confirmsInTransaction || mode == IdempotencyMode.IN_TRANSACTION) && !keysApart;
+    }
+
+    /**
+     * The method's transaction could not take the store's statements: its work is on another datasource than the keys
+     * (two non-XA resources in one transaction are refused). From now on its key is claimed and confirmed on the keys'
+     * datasource on its own, on a lease: two commits per message, and a crash between the work's commit and the
+     * confirm lets a redelivery run it again once the lease ran out. Said once, with the remedy.
+     */
+    void workOnAnotherDataSource(Throwable refusal) {
+        if (!keysApart) {
+            keysApart = true;
+            LOG.warnf("The transaction of @Idempotent %s is on another datasource than the idempotency keys: the"
+                    + " transaction manager refused the second one (%s). Its keys are claimed and confirmed apart from"
+                    + " now on, on a lease: two more commits per message, and a process that dies after the work"
+                    + " committed but before the key did runs it again. To keep one commit per message, do the work on"
+                    + " the keys' datasource, or make both datasources XA (quarkus.datasource.\"<name>\".jdbc"
+                    + ".transactions=xa); to say that two commits are intended, remove @Transactional and open the"
+                    + " transaction inside the method", description, refusal);
+        }
+    }
+
+    public String description() {
+        return description;
+    }
+
+    public String singleChannel() {
+        return singleChannel;
+    }
+
+    public String scope() {
+        return scope;
+    }
+
+    public KeyFunction<Object> keyFunction() {
+        return keyFunction;
+    }
+
+    public IdempotencyMode mode() {
+        return mode;
+    }
+
+    public Map<String, DeliveryPolicy> policies() {
+        return policies;
+    }
+
+    public IdempotentMethodInfo.Returns returns() {
+        return returns;
+    }
+
+    public boolean messageParameter() {
+        return messageParameter;
+    }
+
+    public boolean processor() {
+        return processor;
+    }
+
+    public boolean transactional() {
+        return transactional;
     }
 }

@@ -3,6 +3,11 @@ package io.quarkiverse.idempotency.runtime;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 
+import io.quarkiverse.idempotency.AttemptsExhaustedException;
+import io.quarkiverse.idempotency.HandlerFailedException;
+import io.quarkiverse.idempotency.IdempotencyException;
+import io.quarkiverse.idempotency.ScopedKey;
+
 /**
  * The attempt budget of a method on a channel, and the growing delay between its attempts: {@code initialDelay}
  * doubled after each failed attempt, capped at {@code maxDelay}, each delay moved at random by up to {@code jitter}
@@ -50,5 +55,14 @@ public record RetryPolicy(int maxAttempts, Duration initialDelay, Duration maxDe
     /** @return whether the attempt that failed as the {@code failedAttempts}-th spent the budget */
     public boolean spentBy(int failedAttempts) {
         return failedAttempts >= maxAttempts;
+    }
+
+    /**
+     * @param counted how many attempts of the key failed, the one that just failed included
+     * @return what the message is nacked with: retried after its delay, or dead-lettered once the budget is spent
+     */
+    public IdempotencyException afterFailure(ScopedKey key, int counted, Throwable failure) {
+        return spentBy(counted) ? new AttemptsExhaustedException(key, counted, failure)
+                : new HandlerFailedException(key, counted, maxAttempts, delayAfter(counted), failure);
     }
 }

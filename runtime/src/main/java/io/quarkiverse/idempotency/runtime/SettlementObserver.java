@@ -1,5 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -22,11 +24,22 @@ final class SettlementObserver {
      *        acks and nacks pass through unchanged
      */
     static <T> Message<T> observe(Message<T> message, Supplier<Delivery> delivery) {
+        return observe(message, delivery, () -> true);
+    }
+
+    /**
+     * @param settle answers whether this acknowledgement settles the message: {@code false} when it was settled already
+     *        (a processor's input nacked when its output-ack timeout passed), and then nothing happens
+     */
+    static <T> Message<T> observe(Message<T> message, Supplier<Delivery> delivery, BooleanSupplier settle) {
         return message
                 .withAckWithMetadata(metadata -> {
                     Delivery d = delivery.get();
                     if (d == null) {
                         return message.ack(metadata);
+                    }
+                    if (!settle.getAsBoolean()) {
+                        return CompletableFuture.completedFuture(null);
                     }
                     return Blocking.call(() -> {
                         d.succeeded();
@@ -40,6 +53,9 @@ final class SettlementObserver {
                     Delivery d = delivery.get();
                     if (d == null) {
                         return message.nack(reason, metadata);
+                    }
+                    if (!settle.getAsBoolean()) {
+                        return CompletableFuture.completedFuture(null);
                     }
                     return Blocking.call(() -> d.failed(reason))
                             .chain(outcome -> Uni.createFrom().completionStage(() -> message.nack(outcome, metadata)))

@@ -6,15 +6,21 @@ import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
 import jakarta.interceptor.InvocationContext;
 import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
+import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.StoreUnavailableException;
 
 /**
  * Inside an {@code @Idempotent} method's transaction: writes the key there
  * ({@link io.quarkiverse.idempotency.IdempotencyMode#IN_TRANSACTION}), or confirms the lease-mode claim there; and
- * tells the delivery when the transaction will roll back without an exception (rollback-only). Registered only when
- * the application has JTA.
+ * before the commit, makes sure the database did not abort the transaction under the method (which would roll back
+ * silently at the commit); and tells the delivery how the transaction really ended, so that a transaction rolled back after the
+ * method returned (an
+ * application interceptor, a timeout, rollback-only) is a failed attempt, never an ack. Registered only when the
+ * application has JTA.
  */
 @Idempotent
 @Interceptor
@@ -25,10 +31,12 @@ public class TransactionalDeliveryInterceptor {
     public static final int PRIORITY = Interceptor.Priority.PLATFORM_BEFORE + 210;
 
     private final TransactionSynchronizationRegistry registry;
+    private final IdempotencyStore store;
 
     @Inject
-    public TransactionalDeliveryInterceptor(TransactionSynchronizationRegistry registry) {
+    public TransactionalDeliveryInterceptor(TransactionSynchronizationRegistry registry, IdempotencyStore store) {
         this.registry = registry;
+        this.store = store;
     }
 
     @AroundInvoke
@@ -36,17 +44,18 @@ public class TransactionalDeliveryInterceptor {
         if (!(ic.getContextData().get(Delivery.CONTEXT_KEY) instanceof Delivery delivery)) {
             return ic.proceed();
         }
-        boolean inTransaction = delivery.plan().inTransaction();
+        MethodPlan plan = delivery.target().plan();
         if (registry.getTransactionStatus() != Status.STATUS_ACTIVE) {
-            if (inTransaction) {
-                throw new IllegalStateException(delivery.plan().description() + " writes its key in its transaction"
+            if (plan.inTransaction()) {
+                throw new IllegalStateException(plan.description() + " writes its key in its transaction"
                         + " (in-transaction mode), but runs without one; use @Transactional (REQUIRED or"
                         + " REQUIRES_NEW), or @Idempotent(mode = IdempotencyMode.LEASE)");
             }
             return ic.proceed();
         }
-        if (inTransaction && !delivery.claimInTransaction()) {
-            return null; // a duplicate: the handler does not run
+        registry.registerInterposedSynchronization(new Ending(delivery));
+        if (delivery.state() == DeliveryState.KEYED && !delivery.claimInTransaction()) {
+            return null; // a duplicate, or a dead owner's claim to take over on a lease first: the handler does not run
         }
         Object result;
         try {
@@ -57,13 +66,48 @@ public class TransactionalDeliveryInterceptor {
             if (registry.getTransactionStatus() == Status.STATUS_ACTIVE) {
                 registry.setRollbackOnly();
             }
-            throw e;
+            throw keysApartIf(delivery, e);
         }
-        if (registry.getTransactionStatus() != Status.STATUS_ACTIVE) {
-            delivery.markedRollbackOnly();
-        } else if (delivery.plan().confirmsInTransaction() && !delivery.confirmInTransaction()) {
-            registry.setRollbackOnly(); // the claim was taken over: this run's work must not commit
+        try {
+            if (registry.getTransactionStatus() == Status.STATUS_ACTIVE && delivery.state() == DeliveryState.CLAIMED
+                    && plan.confirmsInTransaction() && !delivery.confirmInTransaction()) {
+                registry.setRollbackOnly(); // the claim was taken over: this run's work must not commit
+            }
+        } catch (StoreUnavailableException e) {
+            throw keysApartIf(delivery, e);
+        }
+        if (delivery.state() == DeliveryState.WRITTEN_IN_TRANSACTION) {
+            try {
+                store.checkTransaction(delivery.key());
+            } catch (RuntimeException e) {
+                registry.setRollbackOnly();
+                throw e;
+            }
         }
         return result;
+    }
+
+    // The transaction refused one of two datasources, the keys' and the method's work's: not the message's fault, a
+    // setting's. The method's keys are kept apart from now on, and this delivery comes back soon, uncounted.
+    private static Exception keysApartIf(Delivery delivery, Exception failure) {
+        if (!EnlistRefusal.in(failure)) {
+            return failure;
+        }
+        delivery.target().plan().workOnAnotherDataSource(failure);
+        return failure instanceof StoreUnavailableException ? failure
+                : new StoreUnavailableException("write in the method's transaction", delivery.key(), failure);
+    }
+
+    /** Tells the delivery how its transaction ended; never throws (the cleanup of the transaction's resources follows). */
+    private record Ending(Delivery delivery) implements Synchronization {
+
+        @Override
+        public void beforeCompletion() {
+        }
+
+        @Override
+        public void afterCompletion(int status) {
+            delivery.transactionEnded(status == Status.STATUS_COMMITTED);
+        }
     }
 }

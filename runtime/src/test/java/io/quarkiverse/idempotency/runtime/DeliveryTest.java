@@ -27,9 +27,11 @@ import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.DeliveryInProgressException;
 import io.quarkiverse.idempotency.HandlerFailedException;
 import io.quarkiverse.idempotency.HandlerRolledBackException;
+import io.quarkiverse.idempotency.HandlerTransactionAbortedException;
 import io.quarkiverse.idempotency.IdempotencyException;
 import io.quarkiverse.idempotency.IdempotencyMode;
 import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.LeaseExpiredException;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.StoreUnavailableException;
 import io.vertx.core.Vertx;
@@ -72,7 +74,7 @@ class DeliveryTest {
         MethodPlan plan = new MethodPlan("Payments#charge", "payments", null, (p, m) -> "p-1", mode,
                 Map.of("payments", POLICY), IdempotentMethodInfo.Returns.SYNC, false, false, false, false);
         DeliveryContext context = new DeliveryContext(store, events, renewer, null, new ClaimTokens("worker"),
-                Duration.ofMillis(500));
+                Duration.ofMillis(500), new LocalHolders());
         return new Delivery(context, plan, "payments", KEY, Metadata.empty());
     }
 
@@ -128,13 +130,48 @@ class DeliveryTest {
     }
 
     @Test
-    void anExpiredClaimIsTakenOverAndItsFailedAttemptsCarriedOn() {
-        store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 2));
+    void anExpiredClaimIsTakenOverOnceTheDeadOwnersAttemptIsCounted() {
+        store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 1));
+        store.counts.add(2); // the dead owner's attempt
+        store.claims.add(Claim.claimed(ClaimResult.NEW, 2));
         Delivery d = lease();
-        assertTrue(d.claim());
+        assertTrue(d.claim(), "the handler runs again, within the budget");
         assertEquals(DeliveryState.CLAIMED, d.state());
         assertEquals(2, d.failedBefore());
-        assertEquals(List.of("claimAnswered", "tookOver"), events.seen);
+        assertEquals(List.of("claim", "recordFailure", "claim"), store.calls);
+        assertEquals(List.of("claimAnswered", "tookOver", "claimAnswered"), events.seen);
+    }
+
+    @Test
+    void aTakeoverThatSpendsTheBudgetIsDeadLetteredWithoutRunning() {
+        store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 2));
+        store.counts.add(3);
+        Delivery d = lease();
+        AttemptsExhaustedException spent = assertThrows(AttemptsExhaustedException.class, d::claim);
+        assertEquals(3, spent.attempts());
+        assertInstanceOf(LeaseExpiredException.class, spent.getCause());
+        assertEquals(DeliveryState.DEAD_LETTERED, d.state());
+        assertFalse(renewer.tracking(KEY));
+    }
+
+    @Test
+    void aStoreFailingToCountTheDeadOwnersAttemptIsAStoreFailure() {
+        store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 0));
+        store.failing.add("recordFailure");
+        Delivery d = lease();
+        assertThrows(StoreUnavailableException.class, d::claim);
+        assertEquals(DeliveryState.STORE_FAILED, d.state());
+    }
+
+    @Test
+    void aDeadLetteredKeyIsDeadLetteredAgainAtOnceWithItsReason() {
+        store.claims.add(Claim.deadLettered(5, "java.lang.IllegalStateException: card declined"));
+        Delivery d = lease();
+        AttemptsExhaustedException again = assertThrows(AttemptsExhaustedException.class, d::claim);
+        assertEquals(5, again.attempts(), "no new budget");
+        assertEquals("java.lang.IllegalStateException: card declined", String.valueOf(again.getCause()));
+        assertEquals(DeliveryState.DEAD_LETTERED, d.state());
+        assertEquals(List.of("claim"), store.calls, "nothing counted, nothing run");
     }
 
     @Test
@@ -284,12 +321,75 @@ class DeliveryTest {
     void aTransactionThatRolledBackWithoutAnExceptionIsACountedAttempt() {
         Delivery d = inTransaction();
         d.claimInTransaction();
-        d.markedRollbackOnly();
+        d.transactionEnded(false);
         assertEquals(DeliveryState.ROLLED_BACK, d.state());
         store.counts.add(1);
         HandlerFailedException retry = assertThrows(HandlerFailedException.class, d::succeeded);
         assertInstanceOf(HandlerRolledBackException.class, retry.getCause());
         assertEquals(DeliveryState.RETRYING, d.state());
+    }
+
+    @Test
+    void aDeadOwnersClaimFoundInTheTransactionIsTakenOverOnALeaseOutsideIt() {
+        store.claims.add(Claim.EXPIRED);
+        Delivery d = inTransaction();
+        assertFalse(d.claimInTransaction(), "the handler does not run in this transaction");
+        assertEquals(DeliveryState.EXPIRED, d.state());
+        assertFalse(d.state().ended());
+        store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 0));
+        store.counts.add(1);
+        assertTrue(d.claim(), "taken over on a lease, its attempt counted");
+        assertEquals(DeliveryState.CLAIMED, d.state());
+        assertTrue(d.confirmInTransaction());
+        d.succeeded();
+        assertEquals(DeliveryState.HANDLED, d.state());
+    }
+
+    @Test
+    void aTransactionRolledBackAfterTheConfirmIsACountedAttempt() {
+        Delivery d = lease();
+        d.claim();
+        d.confirmInTransaction();
+        d.transactionEnded(false);
+        assertEquals(DeliveryState.ROLLED_BACK, d.state());
+        assertInstanceOf(HandlerRolledBackException.class, assertThrows(HandlerFailedException.class, d::succeeded)
+                .getCause());
+    }
+
+    @Test
+    void aCommittedTransactionLeavesTheDeliveryToSucceed() {
+        Delivery d = inTransaction();
+        d.claimInTransaction();
+        d.transactionEnded(true);
+        assertEquals(DeliveryState.WRITTEN_IN_TRANSACTION, d.state());
+        d.succeeded();
+        assertEquals(DeliveryState.HANDLED, d.state());
+    }
+
+    @Test
+    void aTransactionTheHandlerBrokeIsTheHandlersFailureNotTheStores() {
+        Delivery d = lease();
+        d.claim();
+        store.aborted = true;
+        HandlerTransactionAbortedException broken = assertThrows(HandlerTransactionAbortedException.class,
+                d::confirmInTransaction);
+        assertEquals(DeliveryState.CLAIMED, d.state(), "not a store failure");
+        store.counts.add(1);
+        assertInstanceOf(HandlerFailedException.class, d.failed(broken), "a counted attempt");
+        assertEquals(DeliveryState.RETRYING, d.state());
+    }
+
+    @Test
+    void aStoreFailingToCountAFailedAttemptIsRequeuedNeverDeadLettered() {
+        store.claims.add(Claim.claimed(ClaimResult.NEW, 2)); // the last attempt of a budget of 3
+        Delivery d = lease();
+        d.claim();
+        store.failing.add("recordFailure");
+        IdempotencyException answer = d.failed(new IllegalStateException("declined"));
+        assertInstanceOf(StoreUnavailableException.class, answer);
+        assertTrue(answer.requeue(), "store failures never spend the budget");
+        assertEquals(DeliveryState.STORE_FAILED, d.state());
+        assertTrue(store.calls.contains("release"), "the claim is given up so that the retry can run");
     }
 
     @Test
@@ -360,22 +460,17 @@ class DeliveryTest {
         final List<String> seen = new ArrayList<>();
 
         @Override
-        public void claimAnswered(Delivery delivery, long nanos) {
+        public void claimAnswered(DeliveryView delivery, long nanos) {
             seen.add("claimAnswered");
         }
 
         @Override
-        public void tookOver(Delivery delivery) {
+        public void tookOver(DeliveryView delivery) {
             seen.add("tookOver");
         }
 
         @Override
-        public void failureNotCounted(Delivery delivery, RuntimeException failure) {
-            seen.add("failureNotCounted");
-        }
-
-        @Override
-        public void ended(Delivery delivery, Throwable cause) {
+        public void ended(DeliveryView delivery, Throwable cause) {
             seen.add("ended:" + delivery.state());
         }
     }
@@ -387,6 +482,7 @@ class DeliveryTest {
         final List<Claim> claims = new ArrayList<>();
         final List<Boolean> confirms = new ArrayList<>();
         final List<Integer> counts = new ArrayList<>();
+        volatile boolean aborted;
 
         private void call(String operation) {
             calls.add(operation);
@@ -420,6 +516,9 @@ class DeliveryTest {
         @Override
         public boolean confirmInTransaction(ScopedKey key, String token, Duration retention) {
             call("confirmInTransaction");
+            if (aborted) {
+                throw new HandlerTransactionAbortedException("aborted by the handler", null);
+            }
             return confirms.isEmpty() || confirms.remove(0);
         }
 

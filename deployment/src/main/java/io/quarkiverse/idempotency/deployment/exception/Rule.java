@@ -63,6 +63,19 @@ public enum Rule {
             + " extension retries a busy, failed or unstored record in place, inside the method's invocation",
             "take one record's payload and return void, Uni<Void> or CompletionStage<Void>; send any output with an"
                     + " Emitter"),
+    UNORDERED_RECORDS("@Idempotent method %s consumes Kafka channel '%s' and runs its records concurrently"
+            + " (@Blocking(ordered = false) or @RunOnVirtualThread): a record retried in place would no longer hold the"
+            + " records of its partition behind it, so they would be handled before it, out of order",
+            "set mp.messaging.incoming.%s.throttled.ordered=partition (records of one partition then run one at a"
+                    + " time, in order, partitions concurrently; key orders the records of one key), with the throttled"
+                    + " commit strategy (the default), or remove ordered = false"),
+    MULTIPLE_LAST_RESOURCES("@Idempotent @Transactional methods %s write their keys in their transaction, but"
+            + " quarkus.transaction-manager.unsafe-multiple-last-resources=%s lets that transaction commit the keys"
+            + " and a handler's work on another datasource one after the other: a crash between the two commits"
+            + " confirms a key whose work was rolled back, and the message is lost",
+            "remove that property (its default, fail, refuses a second datasource in one transaction, and the"
+                    + " extension then keeps such a method's keys apart on a lease), or give those methods"
+                    + " @Idempotent(mode = IdempotencyMode.LEASE) and no @Transactional"),
     NOT_POSTGRESQL("The idempotency database store runs PostgreSQL's SQL, but its datasource is %s=%s",
             "use a PostgreSQL datasource, set quarkus.idempotency.store=memory for tests, or supply an"
                     + " IdempotencyStore bean"),

@@ -171,9 +171,16 @@ class DatabaseStoreTest {
         assertEquals("DEAD_LETTERED", state("poison"));
         assertEquals("java.lang.IllegalStateException: boom 3",
                 sql().query("SELECT last_failure FROM idempotency_record WHERE scoped_key = 's:poison'"));
-        Claim replay = store.claim(key, "c", LEASE, RETENTION);
-        assertEquals(ClaimResult.NEW, replay.result(), "a replay of a dead letter runs");
+        Claim again = store.claim(key, "c", LEASE, RETENTION);
+        assertEquals(ClaimResult.DEAD_LETTERED, again.result(), "a dead-lettered key stays dead-lettered");
+        assertEquals(3, again.attempts(), "no new budget");
+        assertEquals("java.lang.IllegalStateException: boom 3", again.reason(), "with the original reason");
+        assertEquals("DEAD_LETTERED", state("poison"));
+        assertTrue(store.releaseDeadLetter(key), "an operator releases it");
+        Claim replay = store.claim(key, "d", LEASE, RETENTION);
+        assertEquals(ClaimResult.NEW, replay.result(), "then a replay of the dead letter runs");
         assertEquals(0, replay.attempts(), "with a fresh budget");
+        assertFalse(store.releaseDeadLetter(key), "only a dead-lettered key is released");
     }
 
     @Test

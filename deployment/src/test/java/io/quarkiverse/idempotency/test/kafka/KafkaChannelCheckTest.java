@@ -15,8 +15,10 @@ import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * Kafka channels set up so that an offset could be committed past a record that was not handled, or whose retries
- * outlast what the connector tolerates, fail startup: every problem at once, each with the property to change.
+ * Kafka channels set up so that an offset could be committed past a record that was not handled, that hide rebalances
+ * from the extension, or that would stop the channel while a record waits, retried in place, fail startup: every
+ * problem at once, each with the property to change. A long attempt budget is fine: the connector no longer stops a
+ * channel whose record waits.
  */
 class KafkaChannelCheckTest {
 
@@ -27,14 +29,20 @@ class KafkaChannelCheckTest {
                 "mp.messaging.incoming.ignoring.failure-strategy=ignore, so their outcomes are not mapped to"
                         + " Kafka (a failed record's offset would be committed past it",
                 "Channel auto-committing has @Idempotent methods but enable.auto.commit=true",
-                "retries a failed record of channel patient in place for up to",
-                "throttled.unprocessed-record-max-age.ms=60000")) {
+                "mp.messaging.incoming.impatient.throttled.unprocessed-record-max-age.ms=60000",
+                "mp.messaging.incoming.committing.commit-strategy=latest, which hides the rebalances",
+                "mp.messaging.incoming.committing.idempotency.commit-strategy=latest instead",
+                "mp.messaging.incoming.strict.fail-on-deserialization-failure=true: a record its deserializer cannot"
+                        + " read would stop the channel",
+                "mp.messaging.incoming.batching.batch=true: a batch has no outcome per record")) {
             if (!message.contains(expected)) {
                 throw new AssertionError("expected '" + expected + "' in: " + message, t);
             }
         }
-        if (message.contains("Channel fine") || message.contains("channel fine ")) {
-            throw new AssertionError("the channel set up right was reported: " + message, t);
+        for (String fine : List.of("fine", "patient")) {
+            if (message.contains("Channel " + fine + " ") || message.contains("channel " + fine + " ")) {
+                throw new AssertionError("the channel set up right was reported: " + message, t);
+            }
         }
     }, Consumers.class)
             .overrideConfigKey("kafka.bootstrap.servers", "127.0.0.1:1")
@@ -43,6 +51,14 @@ class KafkaChannelCheckTest {
             .overrideConfigKey("mp.messaging.incoming.auto-committing.connector", "smallrye-kafka")
             .overrideConfigKey("mp.messaging.incoming.auto-committing.enable.auto.commit", "true")
             .overrideConfigKey("mp.messaging.incoming.patient.connector", "smallrye-kafka")
+            .overrideConfigKey("mp.messaging.incoming.impatient.connector", "smallrye-kafka")
+            .overrideConfigKey("mp.messaging.incoming.impatient.throttled.unprocessed-record-max-age.ms", "60000")
+            .overrideConfigKey("mp.messaging.incoming.committing.connector", "smallrye-kafka")
+            .overrideConfigKey("mp.messaging.incoming.committing.commit-strategy", "latest")
+            .overrideConfigKey("mp.messaging.incoming.strict.connector", "smallrye-kafka")
+            .overrideConfigKey("mp.messaging.incoming.strict.fail-on-deserialization-failure", "true")
+            .overrideConfigKey("mp.messaging.incoming.batching.connector", "smallrye-kafka")
+            .overrideConfigKey("mp.messaging.incoming.batching.batch", "true")
             .overrideConfigKey("mp.messaging.incoming.fine.connector", "smallrye-kafka");
 
     @Test
@@ -67,6 +83,26 @@ class KafkaChannelCheckTest {
         @Incoming("patient")
         @Idempotent(maxAttempts = 10)
         void patient(String payload) {
+        }
+
+        @Incoming("impatient")
+        @Idempotent
+        void impatient(String payload) {
+        }
+
+        @Incoming("committing")
+        @Idempotent
+        void committing(String payload) {
+        }
+
+        @Incoming("strict")
+        @Idempotent
+        void strict(String payload) {
+        }
+
+        @Incoming("batching")
+        @Idempotent
+        void batching(String payload) {
         }
 
         // 1 + 2 + 4 + 8 s between five attempts (the defaults), at most 18 s with the jitter

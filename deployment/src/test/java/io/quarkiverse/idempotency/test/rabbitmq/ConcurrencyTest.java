@@ -22,20 +22,23 @@ import com.rabbitmq.client.Connection;
 
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.common.annotation.RunOnVirtualThread;
 import io.smallrye.reactive.messaging.annotations.Blocking;
 
 /**
  * A channel consumed by several consumers at once ({@code concurrency}, SmallRye's way to consume a queue with more
  * threads, which names each copy of the channel {@code <channel>$<n>}) and by an unordered blocking method: every
- * message is handled once, duplicates are acknowledged, nothing is dead-lettered.
+ * message is handled once, duplicates are acknowledged, nothing is dead-lettered; and by a method on virtual threads.
  */
 class ConcurrencyTest {
 
     static final String CONCURRENT = "idempotency-test-concurrent";
     static final String UNORDERED = "idempotency-test-unordered";
+    static final String VIRTUAL = "idempotency-test-virtual";
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = RabbitApps.app(new String[] { CONCURRENT, UNORDERED }, Consumers.class)
+    static final QuarkusUnitTest APP = RabbitApps.app(new String[] { CONCURRENT, UNORDERED, VIRTUAL },
+            Consumers.class)
             .overrideConfigKey("mp.messaging.incoming." + CONCURRENT + ".concurrency", "2")
             .overrideConfigKey("quarkus.idempotency.requeue-delay", "100ms");
 
@@ -48,7 +51,8 @@ class ConcurrencyTest {
     @BeforeAll
     static void connect() throws Exception {
         connection = RabbitApps.connect();
-        RabbitApps.purge(connection, CONCURRENT, CONCURRENT + ".dlq", UNORDERED, UNORDERED + ".dlq");
+        RabbitApps.purge(connection, CONCURRENT, CONCURRENT + ".dlq", UNORDERED, UNORDERED + ".dlq", VIRTUAL,
+                VIRTUAL + ".dlq");
         amqp = connection.createChannel();
     }
 
@@ -77,6 +81,16 @@ class ConcurrencyTest {
         assertEquals(0, amqp.messageCount(UNORDERED + ".dlq"), "nothing dead-lettered");
     }
 
+    @Test
+    void aMethodOnVirtualThreadsHandlesEachMessageOnce() throws Exception {
+        publishWithDuplicates(VIRTUAL);
+        await().atMost(Duration.ofSeconds(30)).until(() -> consumers.virtual.size() == 40
+                && amqp.messageCount(VIRTUAL) == 0);
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5))
+                .until(() -> consumers.virtualRuns.get() == 40);
+        assertEquals(0, amqp.messageCount(VIRTUAL + ".dlq"), "nothing dead-lettered");
+    }
+
     // 40 messages, each sent twice, the second copies interleaved with the first ones
     private static void publishWithDuplicates(String queue) throws Exception {
         for (int i = 0; i < 40; i++) {
@@ -96,6 +110,8 @@ class ConcurrencyTest {
         final AtomicInteger concurrentRuns = new AtomicInteger();
         final Set<String> unordered = ConcurrentHashMap.newKeySet();
         final AtomicInteger unorderedRuns = new AtomicInteger();
+        final Set<String> virtual = ConcurrentHashMap.newKeySet();
+        final AtomicInteger virtualRuns = new AtomicInteger();
 
         @Incoming(CONCURRENT)
         @Idempotent
@@ -112,6 +128,16 @@ class ConcurrencyTest {
             unorderedRuns.incrementAndGet();
             Thread.sleep(10);
             unordered.add(payment);
+        }
+
+        // on a JVM without virtual threads (17), Quarkus runs it on a worker thread
+        @Incoming(VIRTUAL)
+        @Idempotent
+        @RunOnVirtualThread
+        void virtual(String payment) throws InterruptedException {
+            virtualRuns.incrementAndGet();
+            Thread.sleep(10);
+            virtual.add(payment);
         }
     }
 }

@@ -85,7 +85,7 @@ class InMemoryIdempotencyStoreTest {
     }
 
     @Test
-    void failedAttemptsAreCountedUntilTheBudgetIsSpentAndAReplayStartsAgain() {
+    void failedAttemptsAreCountedUntilTheBudgetIsSpentAndAReleasedKeyStartsAgain() {
         assertEquals(ClaimResult.NEW, claim("k", "a1"));
         assertEquals(1, store.recordFailure(key("k"), "a1", "boom 1", 3, RETENTION));
         var second = store.claim(key("k"), "a2", LEASE, RETENTION);
@@ -95,8 +95,13 @@ class InMemoryIdempotencyStoreTest {
         assertEquals(2, store.claim(key("k"), "b", LEASE, RETENTION).attempts(), "shared by every delivery");
         assertEquals(3, store.recordFailure(key("k"), "b", "boom 3", 3, RETENTION));
         assertTrue(store.describe().get(key("k")).startsWith("DEAD_LETTERED after 3 failed attempts: boom 3"));
-        var replay = store.claim(key("k"), "c", LEASE, RETENTION);
-        assertEquals(ClaimResult.NEW, replay.result(), "a replay from the dead-letter queue runs");
+        var again = store.claim(key("k"), "c", LEASE, RETENTION);
+        assertEquals(ClaimResult.DEAD_LETTERED, again.result(), "a dead-lettered key stays dead-lettered");
+        assertEquals("boom 3", again.reason(), "with the original reason");
+        assertEquals(3, again.attempts(), "no new budget");
+        assertTrue(store.releaseDeadLetter(key("k")), "an operator releases it");
+        var replay = store.claim(key("k"), "d", LEASE, RETENTION);
+        assertEquals(ClaimResult.NEW, replay.result(), "then a replay from the dead-letter queue runs");
         assertEquals(0, replay.attempts(), "with a fresh budget");
     }
 

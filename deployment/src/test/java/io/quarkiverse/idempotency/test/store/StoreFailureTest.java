@@ -13,6 +13,7 @@ import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 import org.eclipse.microprofile.reactive.messaging.spi.Connector;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -27,14 +28,16 @@ import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.reactive.messaging.memory.InMemoryConnector;
 
 /**
- * A store that fails at claim time: the handler does not run and the message is retried, never dead-lettered. Also
- * shows that an application's own store bean replaces the built-in one.
+ * A store that fails at claim time: the handler does not run and the message is retried, never dead-lettered; a store
+ * that fails while a failed attempt is counted: requeued, never dead-lettered, even on the last attempt of the budget.
+ * Also shows that an application's own store bean replaces the built-in one.
  */
 class StoreFailureTest {
 
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.inMemory(new String[] { "orders" }, new String[0],
-            Consumer.class, SwitchableStore.class, DelegatingStore.class);
+            Consumer.class, SwitchableStore.class, DelegatingStore.class)
+            .overrideConfigKey("quarkus.idempotency.retry.max-attempts", "3");
 
     @Inject
     @Connector("smallrye-in-memory")
@@ -45,6 +48,14 @@ class StoreFailureTest {
 
     @Inject
     SwitchableStore store;
+
+    @BeforeEach
+    void healthy() {
+        store.down = false;
+        store.countingDown = false;
+        consumer.fail = false;
+        consumer.handled.set(0);
+    }
 
     @Test
     void storeDownAtClaimTimeRetriesWithoutRunning() {
@@ -66,13 +77,39 @@ class StoreFailureTest {
         assertEquals(1, consumer.handled.get(), "handled once after recovery");
     }
 
+    @Test
+    void storeDownWhileTheLastAttemptIsCountedRequeuesNeverDeadLetters() {
+        // two attempts already failed; the budget is 3
+        store.recordFailure(new ScopedKey("orders", "s-2"), "earlier#1", "declined", 3, Duration.ofHours(1));
+        store.recordFailure(new ScopedKey("orders", "s-2"), "earlier#2", "declined", 3, Duration.ofHours(1));
+        consumer.fail = true;
+        store.countingDown = true;
+        Delivered<String> lastAttempt = Delivered.withId("s-2", "x");
+        connector.source("orders").send(lastAttempt.message());
+        await().until(lastAttempt::settled);
+        StoreUnavailableException failure = assertInstanceOf(StoreUnavailableException.class,
+                lastAttempt.nacks().get(0), "the attempt could not be counted: the store failed, not the message");
+        assertTrue(failure.requeue(), "requeued, never dead-lettered: store failures never spend the budget");
+
+        store.countingDown = false;
+        consumer.fail = false;
+        Delivered<String> retry = Delivered.withId("s-2", "x");
+        connector.source("orders").send(retry.message());
+        await().until(retry::settled);
+        assertEquals(1, retry.acks(), "the uncounted attempt is tried again, within the budget");
+    }
+
     @Singleton
     public static class Consumer {
         final AtomicInteger handled = new AtomicInteger();
+        volatile boolean fail;
 
         @Incoming("orders")
         @Idempotent
         void handle(String payload) {
+            if (fail) {
+                throw new IllegalStateException("declined");
+            }
             handled.incrementAndGet();
         }
     }
@@ -80,6 +117,15 @@ class StoreFailureTest {
     @Singleton
     public static class SwitchableStore extends DelegatingStore {
         volatile boolean down;
+        volatile boolean countingDown;
+
+        @Override
+        public int recordFailure(ScopedKey key, String token, String failure, int maxAttempts, Duration retention) {
+            if (countingDown) {
+                throw new IllegalStateException("connection refused");
+            }
+            return super.recordFailure(key, token, failure, maxAttempts, retention);
+        }
 
         @Override
         public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {

@@ -54,6 +54,11 @@ public final class Charges {
         return charged;
     }
 
+    /** @return how many events whose payload is LIKE {@code pattern} were logged */
+    public static long eventsLike(String pattern) {
+        return count("SELECT count(*) FROM event_log WHERE payload LIKE ?", pattern);
+    }
+
     /** Runs a statement with parameters. */
     public static void execute(String sql, Object... parameters) {
         try (Connection c = connect(); PreparedStatement ps = c.prepareStatement(sql)) {
@@ -66,7 +71,8 @@ public final class Charges {
         }
     }
 
-    private static long count(String sql, Object... parameters) {
+    /** @return the number a counting query returns */
+    public static long count(String sql, Object... parameters) {
         try (Connection c = connect(); PreparedStatement ps = c.prepareStatement(sql)) {
             for (int i = 0; i < parameters.length; i++) {
                 ps.setObject(i + 1, parameters[i]);

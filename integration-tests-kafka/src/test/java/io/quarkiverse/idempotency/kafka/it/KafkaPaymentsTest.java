@@ -8,6 +8,8 @@ import java.util.List;
 
 import jakarta.inject.Inject;
 
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -82,12 +84,58 @@ class KafkaPaymentsTest {
         topics.publish("B", Topics.payment("B-2", 200)); // behind it on the same partition
         await().atMost(Duration.ofSeconds(20)).until(() -> deliveries("busy") - busyBefore >= 1);
         assertEquals(0, Charges.of("B-1") + Charges.of("B-2"), "B-2 waits behind B-1, which waits for its holder");
-        assertEquals(true, topics.uncommitted() >= 2, "nothing committed past the busy record");
+        // three commit intervals (500 ms here) pass: nothing is committed past the busy record meanwhile
+        await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(5)).until(() -> topics.uncommitted() >= 2);
 
         // the other delivery fails and gives its claim up: B-1 is charged here, once, then B-2
         Charges.execute("DELETE FROM idempotency_record WHERE scoped_key = 'payments:charge:B-1'");
         await().atMost(Duration.ofSeconds(20)).until(() -> Charges.of("B-2") == 1 && topics.uncommitted() == 0);
         assertEquals(List.of("B-1", "B-2"), Charges.chargedInOrder("B-1", "B-2"));
+    }
+
+    @Test
+    void aPoisonRecordIsDeadLetteredAfterItsBudgetAndThePartitionMovesOn() {
+        int before = topics.deadLetters().size();
+        String poison = "P-" + "9".repeat(300); // longer than the charge table's order id: every attempt fails
+        topics.publish("P", Topics.payment(poison, 100));
+        topics.publish("P", Topics.payment("P-after", 200)); // behind it on the same partition
+        await().atMost(Duration.ofSeconds(60)).until(() -> Charges.of("P-after") == 1 && topics.uncommitted() == 0);
+        assertEquals(0, Charges.of(poison));
+        Topics.DeadLetter letter = await().atMost(Duration.ofSeconds(10))
+                .until(() -> topics.deadLetters(), l -> l.size() > before).get(before);
+        assertEquals("dead-lettered", letter.headers().get("x-idempotency-outcome"));
+        assertEquals("5", letter.headers().get("x-idempotency-attempts"), "after its budget of five attempts");
+        assertEquals(Topics.payment(poison, 100), letter.value());
+    }
+
+    @Test
+    void aRecordRetriedInPlaceIsLetGoWhenItsPartitionIsRevoked() {
+        // another consumer holds R-1; its record, on partition 0, is retried in place here
+        Charges.execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, expires_at,"
+                + " lease_until) VALUES ('payments:charge:R-1', 'payments', 'CLAIMED', 'elsewhere', now(),"
+                + " now() + interval '1 day', now() + interval '1 minute')");
+        double busyBefore = deliveries("busy");
+        topics.publish(0, "R", Topics.payment("R-1", 100));
+        await().atMost(Duration.ofSeconds(20)).until(() -> deliveries("busy") - busyBefore >= 1);
+
+        try (KafkaConsumer<String, String> rival = topics.joinGroup()) {
+            // a rebalance gives partition 0 to the newcomer (which never commits)
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                rival.poll(Duration.ofMillis(200));
+                return rival.assignment().contains(new TopicPartition(KafkaServices.TOPIC, 0));
+            });
+            // the holder gives the key up: a consumer that still retried the record would now charge it, though
+            // partition 0 is no longer its own
+            Charges.execute("DELETE FROM idempotency_record WHERE scoped_key = 'payments:charge:R-1'");
+            long until = System.nanoTime() + Duration.ofSeconds(12).toNanos();
+            while (System.nanoTime() < until) {
+                rival.poll(Duration.ofMillis(200));
+                assertEquals(0, Charges.of("R-1"), "not charged by a consumer that lost its partition");
+            }
+        }
+        // the newcomer left: partition 0 comes back, and its record is charged once
+        await().atMost(Duration.ofSeconds(60)).until(() -> Charges.of("R-1") == 1 && topics.uncommitted() == 0);
+        assertEquals(1, Charges.of("R-1"));
     }
 
     @Test

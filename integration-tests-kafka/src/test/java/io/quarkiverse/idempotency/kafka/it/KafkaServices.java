@@ -32,6 +32,8 @@ public class KafkaServices implements QuarkusTestResourceLifecycleManager {
     public static final String DEAD_LETTERS = "payments-dlq-" + RUN;
     /** The consumer group of the application. */
     public static final String GROUP = "payments-" + RUN;
+    /** The events topic of this test JVM (one partition), consumed by the group of the same name. */
+    public static final String EVENTS = "events-" + RUN;
 
     private static boolean ready;
 
@@ -41,8 +43,8 @@ public class KafkaServices implements QuarkusTestResourceLifecycleManager {
         }
         Charges.execute("DROP SCHEMA IF EXISTS kafka_demo CASCADE");
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
-            admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short) 1), new NewTopic(DEAD_LETTERS, 1, (short) 1)))
-                    .all().get();
+            admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short) 1), new NewTopic(DEAD_LETTERS, 1, (short) 1),
+                    new NewTopic(EVENTS, 1, (short) 1))).all().get();
         } catch (Exception e) {
             throw new IllegalStateException("Could not create the test topics on Kafka at " + bootstrap(), e);
         }
@@ -75,6 +77,10 @@ public class KafkaServices implements QuarkusTestResourceLifecycleManager {
         config.put("mp.messaging.incoming.payments.topic", TOPIC);
         config.put("mp.messaging.incoming.payments.group.id", GROUP);
         config.put("mp.messaging.incoming.payments.dead-letter-queue.topic", DEAD_LETTERS);
+        config.put("mp.messaging.incoming.events.topic", EVENTS);
+        config.put("mp.messaging.incoming.events.group.id", EVENTS);
+        // a poison record's five attempts within about three seconds, not fifteen
+        config.put("quarkus.idempotency.channels.\"payments\".retry.initial-delay", "200ms");
         // commits every half second, so that the tests see the committed offsets move soon
         config.put("mp.messaging.incoming.payments.auto.commit.interval.ms", "500");
         config.put("quarkus.datasource.jdbc.url", Charges.url());

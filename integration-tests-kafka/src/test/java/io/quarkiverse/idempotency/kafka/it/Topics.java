@@ -60,6 +60,31 @@ public final class Topics implements AutoCloseable {
         }
     }
 
+    /** Publishes a record to one partition and waits for the broker to have it. */
+    public void publish(int partition, String key, String value) {
+        try {
+            producer.send(new ProducerRecord<>(KafkaServices.TOPIC, partition, key, value)).get();
+        } catch (InterruptedException | ExecutionException e) {
+            throw new IllegalStateException("Could not publish to " + KafkaServices.TOPIC, e);
+        }
+    }
+
+    /**
+     * Joins the application's consumer group, which takes partitions from the application (a rebalance); the consumer
+     * never commits. Its client id sorts before the application's, so that the range assignor gives it partition 0.
+     */
+    public KafkaConsumer<String, String> joinGroup() {
+        Properties config = KafkaServices.clientProperties();
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, KafkaServices.GROUP);
+        config.put(ConsumerConfig.CLIENT_ID_CONFIG, "a-test-consumer");
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config);
+        consumer.subscribe(List.of(KafkaServices.TOPIC));
+        return consumer;
+    }
+
     /** @return every record of the dead-letter topic so far, each as its value and its headers */
     public List<DeadLetter> deadLetters() {
         Properties config = KafkaServices.clientProperties();

@@ -108,6 +108,10 @@ class PoisonIT {
                 // the last attempt's line may follow its dead letter by a moment
                 await().atMost(Duration.ofSeconds(10)).until(() -> attemptLines(apps) >= 5);
                 assertEquals(5, attemptLines(apps), "one line per attempt of the payment, across the three processes");
+                for (AppProcess app : apps.subList(1, 3)) {
+                    assertTrue(count(app.logText(), "PaymentConsumer#charge", "failed") >= 1,
+                            app + " made at least one of the shared attempts");
+                }
             } finally {
                 for (AppProcess app : apps) {
                     app.close();

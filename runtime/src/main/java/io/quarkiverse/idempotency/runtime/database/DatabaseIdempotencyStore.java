@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency.runtime.database;
 
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Optional;
@@ -10,8 +11,12 @@ import javax.sql.DataSource;
 
 import jakarta.transaction.TransactionManager;
 
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
+
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.HandlerTransactionAbortedException;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.ScopedKey;
 
@@ -30,6 +35,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     /** How many times an in-transaction claim looks again when the key's holder ended between two statements. */
     private static final int IN_TRANSACTION_ROUNDS = 3;
     private static final int FAILURE_LENGTH = 1000;
+    /** PostgreSQL: the transaction is aborted; commands are ignored until its end. */
+    private static final String IN_FAILED_TRANSACTION = "25P02";
 
     private final KeyTable table;
     private final boolean joinsTransactions;
@@ -65,7 +72,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                 bind(ps, id, id, StorageKeys.scopeColumn(key.scope()), token, lease.toMillis(), retention.toMillis(), id);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
-                        return claimOf(rs.getString(1), rs.getInt(2), rs.getLong(3), rs.wasNull());
+                        return claimOf(rs);
                     }
                 }
             }
@@ -73,22 +80,23 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
             try (PreparedStatement state = c.prepareStatement(sql.state)) {
                 state.setString(1, id);
                 try (ResultSet rs = state.executeQuery()) {
-                    if (!rs.next()) {
-                        return Claim.BUSY; // an in-transaction delivery holds it, not committed yet
-                    }
-                    return "CONFIRMED".equals(rs.getString(1)) ? Claim.DONE
-                            : claimOf("BUSY", 0, rs.getLong(2), rs.wasNull());
+                    return rs.next() ? claimOf(rs) : Claim.BUSY; // no row: an in-transaction delivery holds it
                 }
             }
         }, "Could not claim key '" + key + "'"));
     }
 
-    private static Claim claimOf(String outcome, int attempts, long leaseLeftMillis, boolean noLease) {
-        ClaimResult result = ClaimResult.valueOf(outcome);
+    // A row of the claim, or of its second look: the answer, the failed attempts, a holder's lease left, a reason.
+    private static Claim claimOf(ResultSet rs) throws SQLException {
+        ClaimResult result = ClaimResult.valueOf(rs.getString(1));
+        int attempts = rs.getInt(2);
+        long leaseLeftMillis = rs.getLong(3);
+        boolean noLease = rs.wasNull() || leaseLeftMillis <= 0;
         return switch (result) {
             case NEW, TAKEN_OVER -> Claim.claimed(result, attempts);
             case DONE -> Claim.DONE;
-            case BUSY -> noLease || leaseLeftMillis <= 0 ? Claim.BUSY : Claim.busyFor(Duration.ofMillis(leaseLeftMillis));
+            case DEAD_LETTERED -> Claim.deadLettered(attempts, rs.getString(4));
+            default -> noLease ? Claim.BUSY : Claim.busyFor(Duration.ofMillis(leaseLeftMillis));
         };
     }
 
@@ -105,8 +113,9 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
 
     /**
      * Inside the handler's transaction the common case, a new key, is one guarded insert. Only when it inserts nothing
-     * is the key looked at again: held by another delivery right now (busy), confirmed (a duplicate), or free to take
-     * over (failed, dead-lettered, or a lease that ran out) under the advisory lock this transaction then holds.
+     * is the key looked at again: held by another delivery right now (busy), confirmed (a duplicate), dead-lettered, a
+     * claim whose lease ran out (expired: taken over on a lease by the caller), or failed: retried here, under the
+     * advisory lock this transaction then holds.
      */
     @Override
     public Claim claimInTransaction(ScopedKey key, String token, Duration retention) {
@@ -119,7 +128,6 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                         return Claim.claimed(ClaimResult.NEW, 0);
                     }
                 }
-                boolean leaseRanOut;
                 try (PreparedStatement look = c.prepareStatement(sql.lookInTransaction)) {
                     bind(look, id, id);
                     try (ResultSet rs = look.executeQuery()) {
@@ -131,12 +139,15 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                         if (state == null) {
                             continue; // its holder rolled back since: insert again
                         }
-                        if ("CONFIRMED".equals(state)) {
-                            return Claim.DONE;
-                        }
-                        leaseRanOut = "CLAIMED".equals(state);
-                        if (leaseRanOut && !rs.getBoolean(4)) {
-                            return Claim.BUSY; // a live lease-mode claim
+                        switch (state) {
+                            case "CONFIRMED":
+                                return Claim.DONE;
+                            case "DEAD_LETTERED":
+                                return Claim.deadLettered(rs.getInt(3), rs.getString(5));
+                            case "CLAIMED":
+                                return rs.getBoolean(4) ? Claim.EXPIRED : Claim.BUSY; // a lease-mode claim
+                            default:
+                                break; // failed: retried here
                         }
                     }
                 }
@@ -144,8 +155,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                     bind(take, token, retention.toMillis(), id);
                     try (ResultSet rs = take.executeQuery()) {
                         if (rs.next()) {
-                            // a retry of a failed (or replay of a dead-lettered) key is a new claim, not a takeover
-                            return Claim.claimed(leaseRanOut ? ClaimResult.TAKEN_OVER : ClaimResult.NEW, rs.getInt(1));
+                            return Claim.claimed(ClaimResult.NEW, rs.getInt(1)); // a retry of a failed key
                         }
                     }
                 }
@@ -162,8 +172,40 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     @Override
     public boolean confirmInTransaction(ScopedKey key, String token, Duration retention) {
         String id = StorageKeys.of(key);
-        return table.update(sql.confirm, ps -> bind(ps, retention.toMillis(), id, token),
-                "Could not confirm key '" + key + "'") == 1;
+        try {
+            return table.update(sql.confirm, ps -> bind(ps, retention.toMillis(), id, token),
+                    "Could not confirm key '" + key + "'") == 1;
+        } catch (IllegalStateException e) {
+            if (e.getCause() instanceof SQLException sql && IN_FAILED_TRANSACTION.equals(sql.getSQLState())) {
+                throw new HandlerTransactionAbortedException("The transaction of the handler of key '" + key + "' was"
+                        + " aborted by a statement of its own that failed (" + sql.getMessage() + "); its work cannot"
+                        + " commit", sql);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Reads the transaction's state from the driver (what the server said with its last answer): no round trip.
+     * PostgreSQL answers the COMMIT of an aborted transaction with a rollback that the driver does not report.
+     */
+    @Override
+    public void checkTransaction(ScopedKey key) {
+        boolean aborted = table.connect(c -> c.isWrapperFor(BaseConnection.class)
+                && c.unwrap(BaseConnection.class).getTransactionState() == TransactionState.FAILED,
+                "Could not read the transaction state of key '" + key + "'");
+        if (aborted) {
+            throw new HandlerTransactionAbortedException("The transaction of the handler of key '" + key + "' was"
+                    + " aborted by a statement of its own that failed (and was caught): its work and its key cannot"
+                    + " commit", null);
+        }
+    }
+
+    @Override
+    public boolean releaseDeadLetter(ScopedKey key) {
+        String id = StorageKeys.of(key);
+        return table.onItsOwn(() -> table.update(sql.releaseDeadLetter, ps -> ps.setString(1, id),
+                "Could not release key '" + key + "'")) == 1;
     }
 
     @Override
@@ -254,7 +296,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     }
 
     // Binds the parameters in order: strings, longs, integers and SQL arrays.
-    private static void bind(PreparedStatement ps, Object... values) throws java.sql.SQLException {
+    private static void bind(PreparedStatement ps, Object... values) throws SQLException {
         for (int i = 0; i < values.length; i++) {
             Object value = values[i];
             if (value instanceof Long l) {

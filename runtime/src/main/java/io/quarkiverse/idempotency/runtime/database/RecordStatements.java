@@ -30,6 +30,12 @@ public final class RecordStatements {
     private static final String LEASE_END = leaseEnd("");
     private static final String MS = " * interval '1 millisecond'";
     private static final String LOCK = "pg_try_advisory_xact_lock(hashtextextended(?, 0))";
+    /** What a claim that took nothing answers, from the record it found (columns of the claim's {@code existing}). */
+    private static final String ANSWER = "CASE state WHEN 'CONFIRMED' THEN 'DONE' WHEN 'DEAD_LETTERED' THEN"
+            + " 'DEAD_LETTERED' ELSE 'BUSY' END";
+    /** The milliseconds left on a claim's lease, from a record with a {@code lease_end} column; null for others. */
+    private static final String LEASE_LEFT = "CASE WHEN state = 'CLAIMED' THEN (extract(epoch FROM lease_end - now())"
+            + " * 1000)::bigint END";
 
     final String claim;
     final String claimInTransaction;
@@ -40,6 +46,7 @@ public final class RecordStatements {
     final String recordFailureAfterRollback;
     final String release;
     final String renew;
+    final String releaseDeadLetter;
     final String purge;
     final String oldestClaim;
     final String state;
@@ -54,6 +61,7 @@ public final class RecordStatements {
         this.recordFailureAfterRollback = recordFailureAfterRollback(table);
         this.release = release(table);
         this.renew = renew(table);
+        this.releaseDeadLetter = releaseDeadLetter(table);
         this.purge = purge(table);
         this.oldestClaim = oldestClaim(table);
         this.state = state(table);
@@ -129,31 +137,31 @@ public final class RecordStatements {
      * wait for the WAL flush. Still one round trip; nothing leaks to the pooled connection.
      * <p>
      * Parameters: 1 and 2 the scoped key, 3 the scope, 4 the token, 5 the lease, 6 the retention, 7 the scoped key (the
-     * lock). Returns at most one row: the outcome ({@code NEW}, {@code TAKEN_OVER}, {@code DONE} or {@code BUSY}), the
-     * failed attempts so far, and for {@code BUSY} the milliseconds left on the holder's lease.
+     * lock). Returns at most one row: the outcome ({@code NEW}, {@code TAKEN_OVER}, {@code DONE}, {@code BUSY} or
+     * {@code DEAD_LETTERED}), the failed attempts so far, for {@code BUSY} the milliseconds left on the holder's lease,
+     * and for {@code DEAD_LETTERED} the last failure. A dead-lettered key stays so: only
+     * {@link #releaseDeadLetter} frees it.
      */
     public static String claim(String table, boolean asynchronousCommit) {
         return "WITH " + (asynchronousCommit
                 ? "commit_mode AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)), "
                 : "")
-                + "existing AS (SELECT state, " + LEASE_END + " AS lease_end FROM " + table + " WHERE scoped_key = ?),"
+                + "existing AS (SELECT state, " + LEASE_END + " AS lease_end, attempts, last_failure FROM " + table
+                + " WHERE scoped_key = ?),"
                 + " claimed AS (INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at,"
                 + " lease_until, expires_at, attempts) SELECT ?, ?, 'CLAIMED', ?, now(), now() + ?" + MS
                 + ", now() + ?" + MS + ", 0"
                 + (asynchronousCommit ? " FROM commit_mode" : "")
-                + " WHERE NOT EXISTS (SELECT 1 FROM existing WHERE state = 'CONFIRMED'"
+                + " WHERE NOT EXISTS (SELECT 1 FROM existing WHERE state IN ('CONFIRMED', 'DEAD_LETTERED')"
                 + " OR (state = 'CLAIMED' AND lease_end >= now())) AND " + LOCK
                 + " ON CONFLICT (scoped_key) DO UPDATE SET state = 'CLAIMED', claimed_by = excluded.claimed_by,"
                 + " recorded_at = excluded.recorded_at, lease_until = excluded.lease_until,"
-                + " expires_at = excluded.expires_at,"
-                + " attempts = CASE WHEN r.state = 'DEAD_LETTERED' THEN 0 ELSE r.attempts END"
-                + " WHERE r.state IN ('FAILED', 'DEAD_LETTERED')"
-                + " OR (r.state = 'CLAIMED' AND " + leaseEnd("r.") + " < now())"
+                + " expires_at = excluded.expires_at"
+                + " WHERE r.state = 'FAILED' OR (r.state = 'CLAIMED' AND " + leaseEnd("r.") + " < now())"
                 + " RETURNING xmax = 0 AS inserted, attempts)"
                 + " SELECT CASE WHEN c.inserted THEN 'NEW' WHEN e.state = 'CLAIMED' THEN 'TAKEN_OVER' ELSE 'NEW' END,"
-                + " c.attempts, NULL::bigint FROM claimed c LEFT JOIN existing e ON true"
-                + " UNION ALL SELECT CASE WHEN state = 'CONFIRMED' THEN 'DONE' ELSE 'BUSY' END, 0,"
-                + " CASE WHEN state = 'CLAIMED' THEN (extract(epoch FROM lease_end - now()) * 1000)::bigint END"
+                + " c.attempts, NULL::bigint, NULL FROM claimed c LEFT JOIN existing e ON true"
+                + " UNION ALL SELECT " + ANSWER + ", attempts, " + LEASE_LEFT + ", last_failure"
                 + " FROM existing WHERE NOT EXISTS (SELECT 1 FROM claimed)";
     }
 
@@ -176,27 +184,34 @@ public final class RecordStatements {
      * advisory lock now (taken here if the holder has ended since), and the key's record.
      * <p>
      * Parameters: 1 the scoped key (the lock), 2 the scoped key. Returns one row: locked, state (null when there is no
-     * record), failed attempts, whether a claim's lease ran out.
+     * record), failed attempts, whether a claim's lease ran out, the last failure.
      */
     public static String lookInTransaction(String table) {
-        return "SELECT " + LOCK + ", r.state, r.attempts, " + leaseEnd("r.") + " < now()"
+        return "SELECT " + LOCK + ", r.state, r.attempts, " + leaseEnd("r.") + " < now(), r.last_failure"
                 + " FROM (SELECT 1) one LEFT JOIN " + table + " r ON r.scoped_key = ?";
     }
 
     /**
-     * Takes a free record over inside the handler's transaction (the caller holds the key's advisory lock): a failed
-     * or dead-lettered key, or a lease-mode claim whose lease ran out, becomes this delivery's confirmed key, visible
-     * if the transaction commits.
+     * Takes a failed key over inside the handler's transaction (the caller holds the key's advisory lock): the retry
+     * becomes this delivery's confirmed key, visible if the transaction commits. (A claim whose lease ran out is taken
+     * over on a lease instead, so that the lost attempt is counted whatever the transaction does.)
      * <p>
-     * Parameters: 1 the token, 2 the retention, 3 the scoped key. Returns the failed attempts so far (0 after a
-     * dead-lettered key), or no row when the record is not free.
+     * Parameters: 1 the token, 2 the retention, 3 the scoped key. Returns the failed attempts so far, or no row when
+     * the record is not a failed one.
      */
     public static String takeOverInTransaction(String table) {
         return "UPDATE " + table + " SET state = 'CONFIRMED', claimed_by = ?, recorded_at = now(), lease_until = NULL,"
-                + " expires_at = now() + ?" + MS + ","
-                + " attempts = CASE WHEN state = 'DEAD_LETTERED' THEN 0 ELSE attempts END"
-                + " WHERE scoped_key = ? AND (state IN ('FAILED', 'DEAD_LETTERED') OR (state = 'CLAIMED' AND "
-                + LEASE_END + " < now())) RETURNING attempts";
+                + " expires_at = now() + ?" + MS + " WHERE scoped_key = ? AND state = 'FAILED' RETURNING attempts";
+    }
+
+    /**
+     * Releases a dead-lettered key for a replay: it becomes a failed key with a fresh budget.
+     * <p>
+     * Parameters: 1 the scoped key. One row updated, or none when the key is not dead-lettered.
+     */
+    public static String releaseDeadLetter(String table) {
+        return "UPDATE " + table + " SET state = 'FAILED', attempts = 0, lease_until = NULL, recorded_at = now()"
+                + " WHERE scoped_key = ? AND state = 'DEAD_LETTERED'";
     }
 
     /**
@@ -225,23 +240,22 @@ public final class RecordStatements {
     }
 
     /**
-     * Counts a failed attempt whose claim was written in a transaction that rolled back, so left no record: a record of
-     * its own, or one more on the key's failed record; guarded by the key's advisory lock, so that it never waits on
+     * Counts a failed attempt whose key was written in a transaction that rolled back, so left no record: a record of
+     * its own, or one more on the key's failed record (a retry); guarded by the key's advisory lock, so that it never waits on
      * (nor counts against) a delivery holding the key right now.
      * <p>
      * Parameters: 1 the scoped key, 2 the scope, 3 the budget, 4 the token, 5 the retention, 6 the failure, 7 the
-     * scoped key (the lock), 8 and 9 the budget. Returns the failed attempts counted, or no row.
+     * scoped key (the lock), 8 the budget. Returns the failed attempts counted, or no row.
      */
     public static String recordFailureAfterRollback(String table) {
-        String counted = "(CASE WHEN r.state = 'DEAD_LETTERED' THEN 0 ELSE r.attempts END + 1)";
         return "INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at, expires_at,"
                 + " attempts, last_failure) SELECT ?, ?, CASE WHEN 1 >= ? THEN 'DEAD_LETTERED' ELSE 'FAILED' END, ?,"
                 + " now(), now() + ?" + MS + ", 1, ? WHERE " + LOCK
-                + " ON CONFLICT (scoped_key) DO UPDATE SET attempts = " + counted + ","
-                + " state = CASE WHEN " + counted + " >= ? THEN 'DEAD_LETTERED' ELSE 'FAILED' END,"
+                + " ON CONFLICT (scoped_key) DO UPDATE SET attempts = r.attempts + 1,"
+                + " state = CASE WHEN r.attempts + 1 >= ? THEN 'DEAD_LETTERED' ELSE 'FAILED' END,"
                 + " claimed_by = excluded.claimed_by, last_failure = excluded.last_failure, lease_until = NULL,"
                 + " recorded_at = now(), expires_at = greatest(r.expires_at, excluded.expires_at)"
-                + " WHERE r.state IN ('FAILED', 'DEAD_LETTERED') RETURNING attempts";
+                + " WHERE r.state = 'FAILED' RETURNING attempts";
     }
 
     /**
@@ -260,14 +274,17 @@ public final class RecordStatements {
 
     /**
      * Extends the leases of running handlers' claims, each fenced by its token. {@code recorded_at} moves too, which is
-     * what versions before leases read.
+     * what versions before leases read. A claim whose record another transaction holds right now (its confirm, about to
+     * commit) is skipped rather than waited for: one busy row never stalls the renewal of the others.
      * <p>
      * Parameters: 1 the scoped keys, 2 their tokens, 3 their leases (arrays of equal length).
      */
     public static String renew(String table) {
-        return "UPDATE " + table + " AS r SET lease_until = now() + u.lease_ms" + MS + ", recorded_at = now()"
-                + " FROM unnest(?::varchar[], ?::varchar[], ?::bigint[]) AS u(scoped_key, token, lease_ms)"
-                + " WHERE r.scoped_key = u.scoped_key AND r.state = 'CLAIMED' AND r.claimed_by = u.token";
+        return "UPDATE " + table + " AS r SET lease_until = now() + held.lease_ms" + MS + ", recorded_at = now()"
+                + " FROM (SELECT s.scoped_key, u.lease_ms FROM unnest(?::varchar[], ?::varchar[], ?::bigint[])"
+                + " AS u(scoped_key, token, lease_ms) JOIN " + table + " s ON s.scoped_key = u.scoped_key"
+                + " AND s.state = 'CLAIMED' AND s.claimed_by = u.token FOR UPDATE OF s SKIP LOCKED) held"
+                + " WHERE r.scoped_key = held.scoped_key";
     }
 
     /**
@@ -291,11 +308,13 @@ public final class RecordStatements {
     /**
      * A key's state, looked at again by a lease-mode claim that found the key taken after its snapshot.
      * <p>
-     * Parameters: 1 the scoped key. Returns no row, or the state and, for a claim, the milliseconds left on its lease.
+     * Parameters: 1 the scoped key. Returns no row, or the answer as {@link #claim} gives it for a key it did not take:
+     * {@code DONE}, {@code DEAD_LETTERED} or {@code BUSY}, the failed attempts, the milliseconds left on a claim's
+     * lease, the last failure.
      */
     public static String state(String table) {
-        return "SELECT state, CASE WHEN state = 'CLAIMED' THEN (extract(epoch FROM " + LEASE_END
-                + " - now()) * 1000)::bigint END FROM " + table + " WHERE scoped_key = ?";
+        return "SELECT " + ANSWER + ", attempts, " + LEASE_LEFT + ", last_failure FROM (SELECT state, " + LEASE_END
+                + " AS lease_end, attempts, last_failure FROM " + table + " WHERE scoped_key = ?) existing";
     }
 
     /** Whether the table can be read: fails when it is missing. */

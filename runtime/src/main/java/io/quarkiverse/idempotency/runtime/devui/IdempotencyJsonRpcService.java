@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import jakarta.inject.Inject;
 
+import io.quarkiverse.idempotency.DeadLetters;
 import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
@@ -31,6 +32,9 @@ public class IdempotencyJsonRpcService {
 
     @Inject
     IdempotencyPurge purge;
+
+    @Inject
+    DeadLetters deadLetters;
 
     private final AtomicBoolean purging = new AtomicBoolean();
     /** Why the last purge started here failed, or null. */
@@ -64,6 +68,12 @@ public class IdempotencyJsonRpcService {
             keys += ((Number) count.getValue()).longValue();
         }
         return keys + (keys == 1 ? " key" : " keys");
+    }
+
+    /** Releases a dead-lettered key, so that a replay of its message runs with a fresh budget. */
+    @Blocking
+    public boolean releaseDeadLetter(String scope, String key) {
+        return deadLetters.release(scope, key);
     }
 
     /** Starts a purge in the background; the page follows it through {@link #getState()}. */

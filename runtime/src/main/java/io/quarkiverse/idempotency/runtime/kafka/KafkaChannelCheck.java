@@ -1,6 +1,5 @@
 package io.quarkiverse.idempotency.runtime.kafka;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -10,11 +9,11 @@ import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
+import org.jboss.logging.Logger;
 
 import io.quarkiverse.idempotency.runtime.DelegateStrategy;
+import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
 import io.quarkiverse.idempotency.runtime.IdempotentMethods;
-import io.quarkiverse.idempotency.runtime.MethodPlan;
-import io.quarkiverse.idempotency.runtime.RetryPolicy;
 import io.quarkus.runtime.StartupEvent;
 
 /**
@@ -22,25 +21,24 @@ import io.quarkus.runtime.StartupEvent;
  * a record that was not handled, or so that a record's retries would outlast what the connector tolerates: a
  * {@code failure-strategy} other than the idempotency strategy ({@code ignore} commits past a failure),
  * {@code enable.auto.commit=true} (offsets committed as records are polled, handled or not), batch consumption (one
- * outcome per record is needed), and an attempt budget whose waits add up to more than
- * {@code throttled.unprocessed-record-max-age.ms} (the connector would stop the channel while a record is retried in
- * place). Every problem is reported at once, each with the properties to set.
+ * outcome per record is needed), {@code fail-on-deserialization-failure=true} (an unreadable record would stop the
+ * channel), a {@code commit-strategy} that hides rebalances from the extension, and a positive
+ * {@code throttled.unprocessed-record-max-age.ms} (the connector would stop the channel while a record waits, retried in
+ * place). Every problem is reported at once, each with the properties to set. Also says which channels key records by
+ * their position.
  */
 @Singleton
 public class KafkaChannelCheck {
 
     /** The Kafka connector's name. */
     public static final String CONNECTOR = "smallrye-kafka";
-    /** SmallRye's default for {@code throttled.unprocessed-record-max-age.ms}. */
-    static final int DEFAULT_MAX_AGE_MS = 60_000;
+    private static final Logger LOG = Logger.getLogger(KafkaChannelCheck.class);
 
-    void check(@Observes StartupEvent event, IdempotentMethods methods) {
+    void check(@Observes StartupEvent event, IdempotentMethods methods, IdempotencyConfig idempotency) {
+        String idHeader = idempotency.kafka().idHeader().orElse(null);
         Config config = ConfigProvider.getConfig();
         List<String> problems = new ArrayList<>();
-        for (String channel : methods.channels()) {
-            if (!CONNECTOR.equals(methods.connector(channel))) {
-                continue;
-            }
+        for (String channel : methods.channelsOf(CONNECTOR)) {
             String prefix = "mp.messaging.incoming." + channel + ".";
             String strategy = config.getOptionalValue(prefix + "failure-strategy", String.class)
                     .orElse(KafkaIdempotencyFailureHandlerFactory.NAME);
@@ -64,25 +62,38 @@ public class KafkaChannelCheck {
                         + " has no outcome per record (one busy or poison record would hold or dead-letter the rest)."
                         + " Consume single records");
             }
-            String commit = attribute(config, channel, "commit-strategy").orElse("throttled");
-            int maxAge = attribute(config, channel, "throttled.unprocessed-record-max-age.ms").map(Integer::parseInt)
-                    .orElse(DEFAULT_MAX_AGE_MS);
-            if ("throttled".equals(commit) && maxAge > 0) {
-                for (MethodPlan plan : methods.plans()) {
-                    if (!plan.policies().containsKey(channel)) {
-                        continue;
-                    }
-                    RetryPolicy retry = plan.policy(channel).retry();
-                    Duration wait = retry.longestWait();
-                    if (wait.toMillis() >= maxAge) {
-                        problems.add("@Idempotent " + plan.description() + " retries a failed record of channel "
-                                + channel + " in place for up to " + wait.toSeconds() + " s (" + retry.maxAttempts()
-                                + " attempts), but the connector stops a channel whose record waits longer than "
-                                + prefix + "throttled.unprocessed-record-max-age.ms=" + maxAge + ". Lower"
-                                + " quarkus.idempotency.retry.max-attempts or max-delay (or the channel's, or the"
-                                + " annotation's), or raise that property");
-                    }
-                }
+            if (attribute(config, channel, "fail-on-deserialization-failure").map(Boolean::parseBoolean).orElse(false)) {
+                problems.add("Channel " + channel + " has @Idempotent methods but " + prefix
+                        + "fail-on-deserialization-failure=true: a record its deserializer cannot read would stop the"
+                        + " channel instead of being dead-lettered, and every record behind it would wait until the"
+                        + " application is fixed. Remove that property (the extension sets it to false on its channels"
+                        + " and dead-letters such a record, its bytes intact)");
+            }
+            String commit = config.getOptionalValue(prefix + "commit-strategy", String.class)
+                    .orElse(KafkaIdempotencyCommitHandlerFactory.NAME);
+            if (!KafkaIdempotencyCommitHandlerFactory.NAME.equals(commit)) {
+                problems.add("Channel " + channel + " has @Idempotent methods but " + prefix + "commit-strategy="
+                        + commit + ", which hides the rebalances from the extension (a record retried in place after"
+                        + " its partition was revoked would be retried by two consumers). Remove that property, and set "
+                        + prefix + KafkaIdempotencyCommitHandlerFactory.DELEGATE_ATTRIBUTE + "=" + commit
+                        + " instead: that strategy still does the committing");
+            }
+            int maxAge = config.getOptionalValue(prefix + "throttled.unprocessed-record-max-age.ms", Integer.class)
+                    .orElse(0);
+            if (maxAge > 0) {
+                problems.add("Channel " + channel + " has @Idempotent methods but " + prefix
+                        + "throttled.unprocessed-record-max-age.ms=" + maxAge + ": a record retried in place waits for as"
+                        + " long as its key is held by another delivery or the store is down, and the connector would"
+                        + " stop the channel past that age. Remove that property (the extension sets it to 0 on its"
+                        + " channels; the idempotency store's readiness check reports a store outage)");
+            }
+            if (methods.keyedByMessageId(channel)) {
+                LOG.infof("Channel %s: records with neither a CloudEvents id (ce_id) nor %s are keyed by their position"
+                        + " (topic identity, partition, offset): a redelivery of a record is a duplicate, but the same"
+                        + " event published again as a new record is not. Give its @Idempotent methods a key function,"
+                        + " or send an id header", channel,
+                        idHeader == null ? "an id header"
+                                : "the header " + idHeader + " (quarkus.idempotency.kafka.id-header)");
             }
         }
         if (!problems.isEmpty()) {

@@ -8,6 +8,7 @@ import java.util.Map;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
+import io.quarkiverse.idempotency.DeliveryRevokedException;
 import io.quarkiverse.idempotency.IdempotencyException;
 import io.quarkiverse.idempotency.runtime.DeadLetterHeaders;
 import io.quarkiverse.idempotency.runtime.Deliveries;
@@ -19,9 +20,11 @@ import io.smallrye.reactive.messaging.kafka.fault.KafkaFailureHandler;
 
 /**
  * Maps idempotency outcomes to Kafka, which cannot requeue one record: a record to dead-letter goes to the channel's
- * dead-letter topic with the {@link DeadLetterHeaders} (then its offset may be committed); a record to retry reaches
- * this handler only when the retry could not happen in place, and then stops the channel without committing it, so
- * that the next consumer of its partition gets it again. A record whose payload could not be converted for the method
+ * dead-letter topic with the {@link DeadLetterHeaders} (its offset may be committed only once the dead-letter topic
+ * acknowledged the copy); a record whose partition was revoked while it waited is left alone, unacknowledged, for its
+ * new owner; a record to retry reaches this handler only when the retry could not happen in place (the application is
+ * stopping), and then stops the channel without committing it, so that the next consumer of its partition gets it
+ * again. A record whose payload could not be converted for the method
  * (it never reached it) is dead-lettered at once. Any other failure goes to the delegate strategy.
  */
 final class KafkaIdempotencyFailureHandler implements KafkaFailureHandler {
@@ -46,6 +49,10 @@ final class KafkaIdempotencyFailureHandler implements KafkaFailureHandler {
         IdempotencyException outcome = Failures.outcomeToMap(record, channel, reason, deliveries);
         if (outcome == null) {
             return delegate.handle(record, reason, metadata);
+        }
+        if (outcome instanceof DeliveryRevokedException) {
+            // its partition is another consumer's now: left unacknowledged, for that consumer to handle
+            return Uni.createFrom().voidItem();
         }
         if (outcome.requeue()) {
             return stop.handle(record, outcome, metadata);

@@ -38,10 +38,12 @@ public class KafkaIdempotencyFailureHandlerFactory implements KafkaFailureHandle
     /** The connector-wide failure strategy, which the channel-level default set by the build would hide. */
     public static final String CONNECTOR_STRATEGY = "mp.messaging.connector.smallrye-kafka.failure-strategy";
 
-    private static final String CHOICES = "dead-letter-queue, fail, or the @Identifier of a KafkaFailureHandler.Factory"
-            + " bean";
-
     static final String DEAD_LETTER_QUEUE = KafkaFailureHandler.Strategy.DEAD_LETTER_QUEUE;
+
+    /** The strategy for the failures the extension does not map. */
+    static final DelegateStrategy DELEGATE = new DelegateStrategy("failure strategy", DelegateStrategy.ATTRIBUTE,
+            CONNECTOR_STRATEGY, "Kafka", DEAD_LETTER_QUEUE,
+            "dead-letter-queue, fail, or the @Identifier of a KafkaFailureHandler.Factory bean");
 
     private final Instance<KafkaFailureHandler.Factory> factories;
     private final Deliveries deliveries;
@@ -58,22 +60,13 @@ public class KafkaIdempotencyFailureHandlerFactory implements KafkaFailureHandle
             KafkaConsumer<?, ?> consumer, BiConsumer<Throwable, Boolean> reportFailure) {
         // a copy of a channel consumed with concurrency=N is named <channel>$<i>: outcomes belong to <channel>
         String channel = ChannelNames.incoming(configuration.getChannel());
-        KafkaFailureHandler deadLetters = factory(DEAD_LETTER_QUEUE, channel).create(configuration, vertx, consumer,
-                reportFailure);
-        String delegateName = delegateName(configuration);
+        KafkaFailureHandler deadLetters = DELEGATE.factory(factories, DEAD_LETTER_QUEUE, channel).create(configuration,
+                vertx, consumer, reportFailure);
+        String delegateName = DELEGATE.name(channel, configuration.config());
         KafkaFailureHandler delegate = DEAD_LETTER_QUEUE.equals(delegateName) ? deadLetters
-                : factory(delegateName, channel).create(configuration, vertx, consumer, reportFailure);
+                : DELEGATE.factory(factories, delegateName, channel).create(configuration, vertx, consumer,
+                        reportFailure);
         return new KafkaIdempotencyFailureHandler(channel, deadLetters, delegate, new KafkaFailStop(channel,
                 reportFailure), deliveries);
-    }
-
-    private KafkaFailureHandler.Factory factory(String name, String channel) {
-        return DelegateStrategy.factory(factories, name, channel, CONNECTOR_STRATEGY, "Kafka", CHOICES);
-    }
-
-    /** @return the strategy for failures the extension does not map on this channel */
-    static String delegateName(KafkaConnectorIncomingConfiguration configuration) {
-        return DelegateStrategy.name(configuration.getChannel(), configuration.config(), CONNECTOR_STRATEGY,
-                DEAD_LETTER_QUEUE, CHOICES);
     }
 }

@@ -16,7 +16,9 @@ import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
 /**
  * The message id of a Kafka record, which Kafka itself does not have: its CloudEvents id (the {@code ce_id} header,
  * or the id of a structured CloudEvent), else the header named by {@code quarkus.idempotency.kafka.id-header}, else
- * {@code topic-partition@offset}, which is the same for every redelivery of one record (Kafka's own duplicates).
+ * its position, {@code <topic>/<topic id>-<partition>@<offset>}, which is the same for every redelivery of one record
+ * (Kafka's own duplicates) and names the topic's identity, so that a topic deleted and created again under its name
+ * starts new keys.
  * Registered only when the Kafka connector is present.
  */
 @Singleton
@@ -38,6 +40,26 @@ public class KafkaMessageIdReader implements MessageIdReader {
 
     @Override
     public String messageId(Metadata metadata) {
+        String id = explicitId(metadata);
+        if (id != null) {
+            return id;
+        }
+        IncomingKafkaRecordMetadata<?, ?> kafka = metadata.get(IncomingKafkaRecordMetadata.class).orElse(null);
+        if (kafka == null) {
+            return null;
+        }
+        // A topic deleted and created again under its name starts its offsets again: its identity tells them apart.
+        PartitionStamp stamp = metadata.get(PartitionStamp.class).orElse(null);
+        String topic = stamp == null || stamp.topicId() == null ? kafka.getTopic()
+                : kafka.getTopic() + "/" + stamp.topicId();
+        return topic + "-" + kafka.getPartition() + "@" + kafka.getOffset();
+    }
+
+    /**
+     * @return the id a record carries (its CloudEvents id, else the configured header), or {@code null} when it is
+     *         keyed by its position
+     */
+    String explicitId(Metadata metadata) {
         IncomingKafkaRecordMetadata<?, ?> kafka = null;
         for (Object m : metadata) {
             if (m instanceof IncomingKafkaRecordMetadata<?, ?> k) {
@@ -50,10 +72,7 @@ public class KafkaMessageIdReader implements MessageIdReader {
             return null;
         }
         String id = header(kafka, CE_ID);
-        if (id == null && idHeader != null) {
-            id = header(kafka, idHeader);
-        }
-        return id != null ? id : kafka.getTopic() + "-" + kafka.getPartition() + "@" + kafka.getOffset();
+        return id == null && idHeader != null ? header(kafka, idHeader) : id;
     }
 
     private static String header(IncomingKafkaRecordMetadata<?, ?> kafka, String name) {

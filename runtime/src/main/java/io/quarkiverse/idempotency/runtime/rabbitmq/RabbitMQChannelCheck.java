@@ -35,10 +35,7 @@ public class RabbitMQChannelCheck {
         String connectorWide = config
                 .getOptionalValue(RabbitMQIdempotencyFailureHandlerFactory.CONNECTOR_STRATEGY, String.class)
                 .filter(s -> !RabbitMQIdempotencyFailureHandlerFactory.NAME.equals(s)).orElse(null);
-        for (String channel : methods.channels()) {
-            if (!CONNECTOR.equals(methods.connector(channel))) {
-                continue;
-            }
+        for (String channel : methods.channelsOf(CONNECTOR)) {
             String prefix = "mp.messaging.incoming." + channel + ".";
             String strategy = config.getOptionalValue(prefix + "failure-strategy", String.class)
                     .orElse(RabbitMQIdempotencyFailureHandlerFactory.NAME);

@@ -33,17 +33,20 @@ public class RabbitMQIdempotencyFailureHandlerFactory implements RabbitMQFailure
     /** The connector-wide failure strategy, which the channel-level default set by the build would hide. */
     public static final String CONNECTOR_STRATEGY = "mp.messaging.connector.smallrye-rabbitmq.failure-strategy";
 
-    private static final String CHOICES = "fail, accept, reject, requeue, or the @Identifier of a"
-            + " RabbitMQFailureHandler.Factory bean";
+    private static final DelegateStrategy DELEGATE = new DelegateStrategy("failure strategy", DELEGATE_ATTRIBUTE,
+            CONNECTOR_STRATEGY, "RabbitMQ", "reject",
+            "fail, accept, reject, requeue, or the @Identifier of a RabbitMQFailureHandler.Factory bean");
 
     private final Instance<RabbitMQFailureHandler.Factory> factories;
     private final Deliveries deliveries;
+    private final RabbitMQConsumerChannels consumers;
 
     @Inject
     public RabbitMQIdempotencyFailureHandlerFactory(@Any Instance<RabbitMQFailureHandler.Factory> factories,
-            Deliveries deliveries) {
+            Deliveries deliveries, RabbitMQConsumerChannels consumers) {
         this.factories = factories;
         this.deliveries = deliveries;
+        this.consumers = consumers;
     }
 
     @Override
@@ -51,16 +54,12 @@ public class RabbitMQIdempotencyFailureHandlerFactory implements RabbitMQFailure
             RabbitMQConnector connector) {
         // a copy of a channel consumed with concurrency=N is named <channel>$<i>: outcomes belong to <channel>
         String channel = ChannelNames.incoming(configuration.getChannel());
-        RabbitMQFailureHandler.Factory delegate = DelegateStrategy.factory(factories, delegateName(configuration),
-                channel, CONNECTOR_STRATEGY, "RabbitMQ", CHOICES);
-        return new RabbitMQIdempotencyFailureHandler(channel, delegate.create(configuration, connector), deliveries,
-                deadLetterTarget(configuration));
-    }
-
-    /** @return the strategy for failures the extension does not map on this channel */
-    static String delegateName(RabbitMQConnectorIncomingConfiguration configuration) {
-        return DelegateStrategy.name(configuration.getChannel(), configuration.config(), CONNECTOR_STRATEGY, "reject",
-                CHOICES);
+        RabbitMQFailureHandler.Factory delegate = DELEGATE.factory(factories, channel, configuration.config());
+        String queue = configuration.getQueueName().orElse(configuration.getChannel());
+        boolean quorum = configuration.getQueueXQueueType().map("quorum"::equalsIgnoreCase).orElse(false);
+        return new RabbitMQIdempotencyFailureHandler(channel, configuration.getChannel(),
+                delegate.create(configuration, connector), deliveries, deadLetterTarget(configuration), consumers, queue,
+                quorum, configuration.getMaxOutstandingMessages().orElse(0));
     }
 
     // The exchange and routing key the connector declared the queue with (auto-bind-dlq); without them, dead letters

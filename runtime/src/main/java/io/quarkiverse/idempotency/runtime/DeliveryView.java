@@ -1,0 +1,25 @@
+package io.quarkiverse.idempotency.runtime;
+
+import io.quarkiverse.idempotency.IdempotencyException;
+import io.quarkiverse.idempotency.ScopedKey;
+
+/**
+ * What a delivery shows of itself to what it reports to ({@link DeliveryListener}): where it is, not how it moves.
+ */
+public interface DeliveryView {
+
+    /** @return the method, channel, key and metadata of the delivery */
+    DeliveryTarget target();
+
+    ScopedKey key();
+
+    DeliveryState state();
+
+    /** @return what the message is nacked with, once the delivery ended that way; else {@code null} */
+    IdempotencyException answer();
+
+    /** @return whether the key was confirmed before: the message is acked without running the method */
+    default boolean isDuplicate() {
+        return state() == DeliveryState.DUPLICATE;
+    }
+}
