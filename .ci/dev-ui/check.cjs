@@ -1,6 +1,7 @@
 // The extension's Dev UI page in a real headless Chromium, against the demo application in dev mode on the local
 // services: payments published to RabbitMQ show up as keys in the page's grid; once expired, "Purge expired keys now"
-// removes them, and the page follows the purge to its end. Writes a screenshot of the page with the keys listed.
+// removes them, and the page follows the purge to its end; a payment whose charge always fails is dead-lettered, and
+// its row's Release button releases its key. Writes a screenshot of the page with the keys listed.
 // Usage: node check.cjs <dev-mode base URL> <screenshot.png> <retention in seconds the application was started with>
 'use strict';
 const puppeteer = require('puppeteer-core');
@@ -16,12 +17,12 @@ function fail(message) {
   process.exit(1);
 }
 
-async function publish(orders) {
+async function publish(orders, amountCents = 1200) {
   const connection = await amqp.connect(amqpUrl);
   try {
     const channel = await connection.createConfirmChannel();
     for (const order of orders) {
-      channel.publish('payments', 'payments', Buffer.from(JSON.stringify({ orderId: order, amountCents: 1200 })),
+      channel.publish('payments', 'payments', Buffer.from(JSON.stringify({ orderId: order, amountCents })),
         { messageId: `dev-ui-${order}`, contentType: 'application/json', persistent: true });
     }
     await channel.waitForConfirms();
@@ -54,6 +55,9 @@ async function until(what, timeoutMs, probe) {
   const keys = orders.map(o => `charge:${o}`);
   const published = Date.now();
   await publish(orders);
+  // an amount that is not a number: every attempt fails, and after its budget the payment is dead-lettered
+  const poison = `UI-${run}-poison`;
+  await publish([poison], 'not a number');
 
   const browser = await puppeteer.launch({
     executablePath: chromium, headless: true,
@@ -92,6 +96,35 @@ async function until(what, timeoutMs, probe) {
     await page.screenshot({ path: screenshot });
     console.log(`Dev UI: store ${store}, ${confirmed[0]} confirmed keys, the ${keys.length} new keys listed;`
       + ` screenshot ${screenshot}`);
+
+    // The poison payment's key, dead-lettered, has a Release button; releasing it gives the key a fresh budget.
+    const poisonKey = `charge:${poison}`;
+    await until('the dead-lettered key is listed', 90000, async () => {
+      const rows = await page.$$eval(`${page_} >>> #recent`, grids => grids[0].items
+        .filter(r => r.state === 'DEAD_LETTERED').map(r => r.key));
+      if (rows.includes(poisonKey)) {
+        return true;
+      }
+      await page.click(`${page_} >>> #refresh`);
+      return false;
+    });
+    // what its Release button does (the grid's rows are virtual: the button of one row cannot be told apart here)
+    await page.$$eval(`${page_}`, (pages, key) => {
+      const row = pages[0]._state.recent.find(r => r.key === key && r.state === 'DEAD_LETTERED');
+      pages[0]._release(row);
+    }, poisonKey);
+    const buttons = await page.$$(`${page_} >>> #recent vaadin-button.release`);
+    if (!buttons.length) {
+      fail('no Release button is shown for a dead-lettered key');
+    }
+    const released = await until('the page reports the release', 30000, async () => {
+      const text = await page.$$eval(`${page_} >>> #message`, els => els.map(e => e.textContent.trim()));
+      return text[0] && text[0].includes(poisonKey) ? text[0] : null;
+    });
+    if (!released.startsWith('Released')) {
+      fail(`the release failed: ${released}`);
+    }
+    console.log(`Dev UI: "${released}"`);
 
     // Once they have expired, purge removes them; the page follows the purge and lists what is left.
     const expiry = published + (Number(retentionSeconds) + 2) * 1000;

@@ -71,7 +71,7 @@ export class QwcIdempotencyKeys extends LitElement {
     }
 
     _release(row) {
-        this.jsonRpc.releaseDeadLetter({ scope: row.scope, key: row.key }).then(response => {
+        this.jsonRpc.releaseDeadLetter({ scope: row.scope, key: row.key, id: row.id ?? null }).then(response => {
             this._message = response.result
                 ? `Released ${row.scope}:${row.key}: replay its message and it runs, with a fresh budget`
                 : `${row.scope}:${row.key} is not dead-lettered`;

@@ -11,12 +11,8 @@ import javax.sql.DataSource;
 
 import jakarta.transaction.TransactionManager;
 
-import org.postgresql.core.BaseConnection;
-import org.postgresql.core.TransactionState;
-
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
-import io.quarkiverse.idempotency.HandlerTransactionAbortedException;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.ScopedKey;
 
@@ -35,8 +31,6 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     /** How many times an in-transaction claim looks again when the key's holder ended between two statements. */
     private static final int IN_TRANSACTION_ROUNDS = 3;
     private static final int FAILURE_LENGTH = 1000;
-    /** PostgreSQL: the transaction is aborted; commands are ignored until its end. */
-    private static final String IN_FAILED_TRANSACTION = "25P02";
 
     private final KeyTable table;
     private final boolean joinsTransactions;
@@ -176,28 +170,15 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
             return table.update(sql.confirm, ps -> bind(ps, retention.toMillis(), id, token),
                     "Could not confirm key '" + key + "'") == 1;
         } catch (IllegalStateException e) {
-            if (e.getCause() instanceof SQLException sql && IN_FAILED_TRANSACTION.equals(sql.getSQLState())) {
-                throw new HandlerTransactionAbortedException("The transaction of the handler of key '" + key + "' was"
-                        + " aborted by a statement of its own that failed (" + sql.getMessage() + "); its work cannot"
-                        + " commit", sql);
-            }
-            throw e;
+            throw AbortedTransactions.translate(key, e);
         }
     }
 
-    /**
-     * Reads the transaction's state from the driver (what the server said with its last answer): no round trip.
-     * PostgreSQL answers the COMMIT of an aborted transaction with a rollback that the driver does not report.
-     */
+    /** Reads the transaction's state from the driver: no round trip. */
     @Override
     public void checkTransaction(ScopedKey key) {
-        boolean aborted = table.connect(c -> c.isWrapperFor(BaseConnection.class)
-                && c.unwrap(BaseConnection.class).getTransactionState() == TransactionState.FAILED,
-                "Could not read the transaction state of key '" + key + "'");
-        if (aborted) {
-            throw new HandlerTransactionAbortedException("The transaction of the handler of key '" + key + "' was"
-                    + " aborted by a statement of its own that failed (and was caught): its work and its key cannot"
-                    + " commit", null);
+        if (table.connect(AbortedTransactions::aborted, "Could not read the transaction state of key '" + key + "'")) {
+            throw AbortedTransactions.of(key, null);
         }
     }
 

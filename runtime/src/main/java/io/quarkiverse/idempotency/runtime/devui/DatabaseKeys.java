@@ -45,6 +45,16 @@ final class DatabaseKeys {
         }, "Could not read the idempotency table '" + table.name() + "'"));
     }
 
+    /**
+     * Releases a dead-lettered record by its id as the table holds it ({@code scope:key}, or the digest of a long key,
+     * which the page cannot turn back into its key).
+     */
+    static boolean release(IdempotencyStore store, String id) {
+        KeyTable table = ((DatabaseIdempotencyStore) store).table();
+        return table.onItsOwn(() -> table.update(RecordStatements.releaseDeadLetter(table.name()),
+                ps -> ps.setString(1, id), "Could not release key '" + id + "'")) == 1;
+    }
+
     // Rows of RecordStatements.RECORD_COLUMNS, as the page shows them.
     private static JsonArray records(java.sql.Connection c, String query, int rows) throws SQLException {
         List<Object> records = new ArrayList<>();
@@ -53,6 +63,7 @@ final class DatabaseKeys {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     Map<String, Object> record = new LinkedHashMap<>();
+                    record.put("id", rs.getString(1));
                     record.put("key", RecordStatements.unscoped(rs.getString(1), rs.getString(2)));
                     record.put("scope", rs.getString(2));
                     record.put("state", rs.getString(3));

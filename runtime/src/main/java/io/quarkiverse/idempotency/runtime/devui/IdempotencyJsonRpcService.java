@@ -7,6 +7,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import jakarta.inject.Inject;
 
+import org.jboss.logging.Logger;
+
 import io.quarkiverse.idempotency.DeadLetters;
 import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkiverse.idempotency.IdempotencyStore;
@@ -24,6 +26,7 @@ import io.vertx.core.json.JsonObject;
  */
 public class IdempotencyJsonRpcService {
 
+    private static final Logger LOG = Logger.getLogger(IdempotencyJsonRpcService.class);
     private static final int ROWS = 20;
     private static final String DATABASE_STORE = "io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore";
 
@@ -70,9 +73,20 @@ public class IdempotencyJsonRpcService {
         return keys + (keys == 1 ? " key" : " keys");
     }
 
-    /** Releases a dead-lettered key, so that a replay of its message runs with a fresh budget. */
+    /**
+     * Releases a dead-lettered key, so that a replay of its message runs with a fresh budget: by the row's id in the
+     * database store's table when the page has it (a long key is stored as its digest), else by scope and key.
+     */
     @Blocking
-    public boolean releaseDeadLetter(String scope, String key) {
+    public boolean releaseDeadLetter(String scope, String key, String id) {
+        if (id != null && store.getClass().getName().equals(DATABASE_STORE)) {
+            boolean released = DatabaseKeys.release(store, id);
+            if (released) {
+                LOG.infof("Released dead-lettered key '%s:%s' from the Dev UI: its next delivery runs, with a fresh"
+                        + " attempt budget", scope, key);
+            }
+            return released;
+        }
         return deadLetters.release(scope, key);
     }
 
