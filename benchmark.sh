@@ -2,7 +2,14 @@
 # The benchmark (see README, "Benchmarks"): builds the benchmark application and runs it against the local RabbitMQ
 # and PostgreSQL (database root). Prints its figures; the last line is machine-readable.
 # Sizes: -Dbench.messages=20000 -Dbench.rounds=5 -Dbench.warmup=10000 -Dbench.store-ops=5000 -Dbench.purge-rows=1000000
+# ./benchmark.sh soak [-Dbench.soak.seconds=900 -Dbench.soak.retention-seconds=120]: the soak instead, the key table
+# partitioned and unpartitioned; one SOAK line per store.
 set -euo pipefail
 cd "$(dirname "$0")"
+mode=""
+if [ "${1:-}" = soak ]; then
+  mode=soak
+  shift
+fi
 ./mvnw -B -ntp -q -Pbenchmark install -DskipTests -pl benchmark -am
-exec java "$@" -jar benchmark/target/quarkus-app/quarkus-run.jar
+exec java "$@" -jar benchmark/target/quarkus-app/quarkus-run.jar $mode

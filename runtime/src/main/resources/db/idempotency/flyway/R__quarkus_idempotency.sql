@@ -5,7 +5,36 @@
 -- it. Every statement does nothing when its part is already there, so it also adopts a table created by the earlier
 -- versioned scripts, Hibernate ORM or the extension itself.
 -- The placeholders default to quarkus.idempotency.database.table (the extension sets quarkus.flyway.placeholders.*):
--- idempotency_table as written there, idempotency_table_name without its schema.
+-- idempotency_table as written there, idempotency_table_name without its schema; idempotency_partitioning follows
+-- quarkus.idempotency.database.partitioning (time, or none when unset).
+
+-- With partitioning time (and PostgreSQL 14 or later), a new table is partitioned by expiry: the purge job drops
+-- expired partitions whole instead of deleting rows. The extension creates, at startup, its partitions
+-- and the functions its keys are written with. An existing table keeps its layout (the operations guide shows how to
+-- move a running one to partitions).
+DO $$
+BEGIN
+    IF to_regclass('${idempotency_table}') IS NULL AND lower('${idempotency_partitioning}') = 'time'
+            AND current_setting('server_version_num')::int >= 140000 THEN
+        CREATE TABLE ${idempotency_table} (
+            scoped_key   VARCHAR(255) NOT NULL,
+            scope        VARCHAR(255) NOT NULL,
+            state        VARCHAR(16)  NOT NULL,
+            claimed_by   VARCHAR(128),
+            recorded_at  TIMESTAMP WITH TIME ZONE NOT NULL,
+            expires_at   TIMESTAMP WITH TIME ZONE NOT NULL,
+            lease_until  TIMESTAMP WITH TIME ZONE,
+            attempts     INTEGER NOT NULL DEFAULT 0,
+            last_failure VARCHAR(1000),
+            CONSTRAINT ${idempotency_table_name}_pkey PRIMARY KEY (scoped_key, expires_at),
+            CONSTRAINT ${idempotency_table_name}_state_check
+                CHECK (state IN ('CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'))
+        ) PARTITION BY RANGE (expires_at);
+    END IF;
+END
+$$;
+
+-- Otherwise one table.
 CREATE TABLE IF NOT EXISTS ${idempotency_table} (
     scoped_key   VARCHAR(255) NOT NULL PRIMARY KEY,
     scope        VARCHAR(255) NOT NULL,
@@ -44,8 +73,14 @@ BEGIN
 END
 $$;
 
--- The purge job deletes by expiry: an index range scan, not a table scan.
-CREATE INDEX IF NOT EXISTS ${idempotency_table_name}_expires_at ON ${idempotency_table} (expires_at);
+-- The purge job deletes an unpartitioned table's keys by expiry: an index range scan, not a table scan.
+DO $$
+BEGIN
+    IF (SELECT relkind FROM pg_class WHERE oid = '${idempotency_table}'::regclass) <> 'p' THEN
+        CREATE INDEX IF NOT EXISTS ${idempotency_table_name}_expires_at ON ${idempotency_table} (expires_at);
+    END IF;
+END
+$$;
 -- The age of the oldest live claim (a metric, and the Dev UI) reads only the claims, not the whole table.
 CREATE INDEX IF NOT EXISTS ${idempotency_table_name}_claims ON ${idempotency_table} (recorded_at)
     WHERE state = 'CLAIMED';

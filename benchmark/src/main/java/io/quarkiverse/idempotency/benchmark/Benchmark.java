@@ -85,6 +85,13 @@ public class Benchmark implements QuarkusApplication {
         ConnectionFactory factory = new ConnectionFactory();
         factory.setHost(System.getenv().getOrDefault("RABBITMQ_HOST", "127.0.0.1"));
         rabbit = factory.newConnection("idempotency-benchmark");
+        if (Arrays.asList(args).contains("soak")) {
+            System.out.printf("Soak: the default @Idempotent consumer for %d s per store, retention %d s%n",
+                    SoakRun.SECONDS, SoakRun.RETENTION.toSeconds());
+            new SoakRun(rabbit, dataSource).run();
+            rabbit.close();
+            return 0;
+        }
         // The connector declares the queues once connected; leftovers of an earlier run are purged.
         List<Kind> kinds = List.of(
                 new Kind("plain", () -> consumers.plain.get()),

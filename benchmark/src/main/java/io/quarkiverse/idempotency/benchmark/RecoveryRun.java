@@ -37,8 +37,8 @@ final class RecoveryRun {
     static final int MESSAGES = 32;
     /** How many handlers must be running (holding their keys) when the consumer is killed. */
     private static final int HELD_AT_KILL = 8;
-    private static final String ROLE = "bench.recovery.consumer";
-    private static final String READY = "RECOVERY CONSUMER READY";
+    static final String ROLE = "bench.recovery.consumer";
+    static final String READY = "RECOVERY CONSUMER READY";
 
     /** What one measurement found. */
     record Result(long inFlight, double seconds, long heldAtKill) {

@@ -66,8 +66,8 @@ class DatabaseStoreProcessor {
     }
 
     /**
-     * The placeholders of the shipped repeatable Flyway migration default to the configured table, so that an
-     * application adding its location needs nothing else, whatever its table is called.
+     * The placeholders of the shipped repeatable Flyway migration default to the configured table and partitioning, so
+     * that an application adding its location needs nothing else, whatever its table is called.
      */
     @BuildStep
     void flywayPlaceholders(IdempotencyBuildTimeConfig config, Capabilities capabilities, SelectedStoreBuildItem store,
@@ -82,6 +82,9 @@ class DatabaseStoreProcessor {
         defaults.produce(new RunTimeConfigurationDefaultBuildItem(prefix + "idempotency_table", table));
         defaults.produce(new RunTimeConfigurationDefaultBuildItem(prefix + "idempotency_table_name",
                 table.substring(table.indexOf('.') + 1)));
+        // a new table's layout, as the extension would create it
+        defaults.produce(new RunTimeConfigurationDefaultBuildItem(prefix + "idempotency_partitioning",
+                "${quarkus.idempotency.database.partitioning:none}"));
     }
 
     /** The purge job exists only with the database store and purging enabled. */

@@ -233,6 +233,36 @@ public interface IdempotencyConfig {
          * production, where the shipped Flyway migrations or Liquibase changelog, or {@code update}, create it.
          */
         Optional<SchemaManagement.Mode> schemaManagement();
+
+        /**
+         * How a key table the extension creates ({@code schema-management=update}) is laid out. {@code time}: partitioned
+         * by expiry, a partition per {@code partition-period}; the purge job creates partitions ahead and drops expired
+         * ones whole (no DELETE, no dead rows, no vacuum debt), and a key is kept at least its retention and at most its
+         * retention plus one period. {@code none}: one table, whose expired rows the purge job deletes in batches.
+         * Unset: {@code none}; measured here, a partitioned table costs 12% of the default consumer's throughput and
+         * saves 41% of the WAL per message, all dead rows and a table that grows past its bound when the purge falls
+         * behind (the operations guide has the figures). {@code time} needs PostgreSQL 14 or later (which detaches a
+         * partition without blocking the table). With {@code time} and {@code schema-management=update}, an existing
+         * unpartitioned table is moved to partitions at startup while consumers run; otherwise an existing table keeps
+         * its layout, whatever this says: the store finds out which one it has.
+         */
+        Optional<Partitioning> partitioning();
+
+        /**
+         * How much expiry time one partition of a time-partitioned table covers: the longest a key outlives its
+         * retention, and the purge job's step. Unset: a quarter of {@code quarkus.idempotency.retention}, so a lookup
+         * visits about five partitions. Applies to partitions created from now on. The purge job should run at least
+         * once per period ({@code purge.every}); a write finding no partition ahead creates it at once.
+         */
+        Optional<Duration> partitionPeriod();
+
+        /** The layout of a key table. */
+        enum Partitioning {
+            /** Partitioned by expiry time. */
+            TIME,
+            /** One table. */
+            NONE
+        }
     }
 
     /**

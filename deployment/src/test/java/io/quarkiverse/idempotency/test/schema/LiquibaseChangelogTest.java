@@ -36,7 +36,8 @@ class LiquibaseChangelogTest {
             .overrideConfigKey("quarkus.idempotency.database.schema-management", "validate")
             .overrideConfigKey("quarkus.liquibase.migrate-at-start", "true")
             .overrideConfigKey("quarkus.liquibase.change-log", "db/idempotency/liquibase/idempotency-changelog.xml")
-            .overrideConfigKey("quarkus.liquibase.change-log-parameters.\"idempotency.table\"", "liquibase_keys");
+            .overrideConfigKey("quarkus.liquibase.change-log-parameters.\"idempotency.table\"", "liquibase_keys")
+            .overrideConfigKey("quarkus.liquibase.change-log-parameters.\"idempotency.partitioning\"", "time");
 
     @Inject
     DatabaseIdempotencyStore store;
@@ -48,6 +49,12 @@ class LiquibaseChangelogTest {
     void theChangelogCreatesTheTableTheStoreUses() throws SQLException {
         assertEquals("3", new Sql(dataSource).query("SELECT count(*)::text FROM databasechangelog"
                 + " WHERE author = 'quarkus-idempotency'"));
+        // idempotency.partitioning=time: a new table partitioned by expiry; the store (validating) made its functions
+        // and partitions at startup
+        assertEquals("p", new Sql(dataSource).query("SELECT relkind::text FROM pg_class WHERE oid ="
+                + " 'liquibase_keys'::regclass"));
+        assertEquals("liquibase_keys_claims,liquibase_keys_pkey", new Sql(dataSource).query("SELECT string_agg("
+                + "indexname, ',' ORDER BY indexname) FROM pg_indexes WHERE tablename = 'liquibase_keys'"));
         assertEquals(ClaimResult.NEW, store.claim(new ScopedKey("s", "k"), "t#1", Duration.ofSeconds(30),
                 Duration.ofHours(1)).result());
         assertEquals("1", new Sql(dataSource).query("SELECT count(*)::text FROM liquibase_keys"));

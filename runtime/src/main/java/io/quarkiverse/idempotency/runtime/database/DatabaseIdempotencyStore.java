@@ -1,11 +1,13 @@
 package io.quarkiverse.idempotency.runtime.database;
 
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -32,10 +34,20 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     private static final int IN_TRANSACTION_ROUNDS = 3;
     private static final int FAILURE_LENGTH = 1000;
 
+    /** ON CONFLICT without a unique index matching it: the table was moved to partitions while this ran. */
+    private static final String NO_UNIQUE_INDEX = "42P10";
+
     private final KeyTable table;
     private final boolean joinsTransactions;
     private final boolean asynchronousClaimCommit;
     private final RecordStatements sql;
+    private final PartitionPlan plan;
+    private final Partitions partitions;
+    private final String partitionedClaim;
+    private final String partitionedClaimInTransaction;
+    private final String partitionedRecordFailure;
+    /** Whether the table is partitioned by time, as last read from the database (at startup, and by the health check). */
+    private volatile boolean partitioned;
 
     /**
      * @param asynchronousClaimCommit whether a lease-mode claim's commit skips waiting for its WAL flush (see
@@ -52,16 +64,38 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
      */
     public DatabaseIdempotencyStore(DataSource dataSource, TransactionManager transactions, String table,
             boolean asynchronousClaimCommit, boolean joinsTransactions) {
+        this(dataSource, transactions, table, asynchronousClaimCommit, joinsTransactions, PartitionPlan.NONE);
+    }
+
+    /**
+     * @param plan the layout of a table the extension creates, and how partitions are cut
+     */
+    public DatabaseIdempotencyStore(DataSource dataSource, TransactionManager transactions, String table,
+            boolean asynchronousClaimCommit, boolean joinsTransactions, PartitionPlan plan) {
         this.table = new KeyTable(dataSource, transactions, table);
         this.joinsTransactions = joinsTransactions;
         this.asynchronousClaimCommit = asynchronousClaimCommit;
         this.sql = new RecordStatements(table, asynchronousClaimCommit);
+        this.plan = plan;
+        this.partitions = new Partitions(this.table, plan.period(), plan.retention());
+        this.partitionedClaim = PartitionStatements.claim(table);
+        this.partitionedClaimInTransaction = PartitionStatements.claimInTransaction(table);
+        this.partitionedRecordFailure = PartitionStatements.recordFailureAfterRollback(table);
     }
 
     @Override
     public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {
         String id = StorageKeys.of(key);
-        return table.onItsOwn(() -> table.connect(c -> {
+        if (partitioned) {
+            partitions.cover(retention);
+            return table.onItsOwn(() -> table.query(partitionedClaim, ps -> bind(ps, id,
+                    StorageKeys.scopeColumn(key.scope()), token, lease.toMillis(), retention.toMillis(),
+                    asynchronousClaimCommit), rs -> {
+                        rs.next();
+                        return claimOf(rs);
+                    }, "Could not claim key '" + key + "'"));
+        }
+        return relayoutOn(() -> table.onItsOwn(() -> table.connect(c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
                 bind(ps, id, id, StorageKeys.scopeColumn(key.scope()), token, lease.toMillis(), retention.toMillis(), id);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -77,7 +111,57 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                     return rs.next() ? claimOf(rs) : Claim.BUSY; // no row: an in-transaction delivery holds it
                 }
             }
-        }, "Could not claim key '" + key + "'"));
+        }, "Could not claim key '" + key + "'")), () -> claim(key, token, lease, retention));
+    }
+
+    /**
+     * Runs a statement of the unpartitioned table; when it finds the table partitioned since (a migration while this
+     * instance runs), reads the layout again and runs the partitioned one instead.
+     */
+    private <T> T relayoutOn(Supplier<T> unpartitioned, Supplier<T> again) {
+        try {
+            return unpartitioned.get();
+        } catch (IllegalStateException e) {
+            if (e.getCause() instanceof SQLException sql && NO_UNIQUE_INDEX.equals(sql.getSQLState())
+                    && readLayout()) {
+                return again.get();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Reads whether the table is partitioned (a missing table keeps the last answer).
+     *
+     * @return whether it is
+     */
+    public boolean readLayout() {
+        Boolean layout = table.onItsOwn(() -> table.query(PartitionStatements.layout(),
+                ps -> ps.setString(1, table.name()), rs -> rs.next() ? rs.getBoolean(1) : null,
+                "Could not read the layout of the idempotency table '" + table.name() + "'"));
+        if (layout != null) {
+            partitioned = layout;
+        }
+        return partitioned;
+    }
+
+    void layout(boolean partitioned) {
+        this.partitioned = partitioned;
+    }
+
+    /** @return whether the table is partitioned by time, as last read */
+    public boolean partitioned() {
+        return partitioned;
+    }
+
+    /** @return the table's partitions, when it has them */
+    Partitions partitions() {
+        return partitions;
+    }
+
+    /** @return the layout of a table the extension creates */
+    public PartitionPlan plan() {
+        return plan;
     }
 
     // A row of the claim, or of its second look: the answer, the failed attempts, a holder's lease left, a reason.
@@ -114,13 +198,15 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     @Override
     public Claim claimInTransaction(ScopedKey key, String token, Duration retention) {
         String id = StorageKeys.of(key);
-        return table.connect(c -> {
+        boolean partitioned = this.partitioned;
+        if (partitioned) {
+            partitions.cover(retention);
+        }
+        return relayoutOn(() -> table.connect(c -> {
             for (int round = 0; round < IN_TRANSACTION_ROUNDS; round++) {
-                try (PreparedStatement ps = c.prepareStatement(sql.claimInTransaction)) {
-                    bind(ps, id, StorageKeys.scopeColumn(key.scope()), token, retention.toMillis(), id);
-                    if (ps.executeUpdate() == 1) {
-                        return Claim.claimed(ClaimResult.NEW, 0);
-                    }
+                if (partitioned ? insertedPartitioned(c, id, key, token, retention)
+                        : insertedInTransaction(c, id, key, token, retention)) {
+                    return Claim.claimed(ClaimResult.NEW, 0);
                 }
                 try (PreparedStatement look = c.prepareStatement(sql.lookInTransaction)) {
                     bind(look, id, id);
@@ -155,7 +241,30 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                 }
             }
             return Claim.BUSY;
-        }, "Could not claim key '" + key + "'");
+        }, "Could not claim key '" + key + "'"), () -> {
+            // the statement failed, so the handler's transaction is lost: its delivery is retried, now partitioned
+            throw new IllegalStateException("The idempotency table '" + table.name() + "' was partitioned while key '"
+                    + key + "' was being claimed: retried");
+        });
+    }
+
+    private boolean insertedInTransaction(Connection c, String id, ScopedKey key, String token,
+            Duration retention) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.claimInTransaction)) {
+            bind(ps, id, StorageKeys.scopeColumn(key.scope()), token, retention.toMillis(), id);
+            return ps.executeUpdate() == 1;
+        }
+    }
+
+    private boolean insertedPartitioned(Connection c, String id, ScopedKey key, String token,
+            Duration retention) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(partitionedClaimInTransaction)) {
+            bind(ps, id, StorageKeys.scopeColumn(key.scope()), token, retention.toMillis());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
     }
 
     @Override
@@ -166,6 +275,9 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     @Override
     public boolean confirmInTransaction(ScopedKey key, String token, Duration retention) {
         String id = StorageKeys.of(key);
+        if (partitioned) {
+            partitions.cover(retention);
+        }
         try {
             return table.update(sql.confirm, ps -> bind(ps, retention.toMillis(), id, token),
                     "Could not confirm key '" + key + "'") == 1;
@@ -194,7 +306,11 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         String id = StorageKeys.of(key);
         String reason = failure == null ? null
                 : failure.length() <= FAILURE_LENGTH ? failure : failure.substring(0, FAILURE_LENGTH);
-        return table.onItsOwn(() -> table.connect(c -> {
+        boolean partitioned = this.partitioned;
+        if (partitioned) {
+            partitions.cover(retention);
+        }
+        return relayoutOn(() -> table.onItsOwn(() -> table.connect(c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.recordFailureOfClaim)) {
                 bind(ps, maxAttempts, reason, retention.toMillis(), id, token);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -203,14 +319,20 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                     }
                 }
             }
-            try (PreparedStatement ps = c.prepareStatement(sql.recordFailureAfterRollback)) {
-                bind(ps, id, StorageKeys.scopeColumn(key.scope()), maxAttempts, token, retention.toMillis(), reason, id,
-                        maxAttempts);
+            try (PreparedStatement ps = c.prepareStatement(partitioned ? partitionedRecordFailure
+                    : sql.recordFailureAfterRollback)) {
+                if (partitioned) {
+                    bind(ps, id, StorageKeys.scopeColumn(key.scope()), maxAttempts, token, retention.toMillis(), reason);
+                } else {
+                    bind(ps, id, StorageKeys.scopeColumn(key.scope()), maxAttempts, token, retention.toMillis(), reason,
+                            id, maxAttempts);
+                }
                 try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? rs.getInt(1) : 0;
+                    return rs.next() ? rs.getInt(1) : 0; // a null count (the function's "none") reads as 0
                 }
             }
-        }, "Could not count a failed attempt of key '" + key + "'"));
+        }, "Could not count a failed attempt of key '" + key + "'")),
+                () -> recordFailure(key, token, failure, maxAttempts, retention));
     }
 
     @Override
@@ -243,8 +365,17 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         }, "Renewing " + ids.length + " claims failed"));
     }
 
+    /**
+     * Unpartitioned, deletes up to {@code limit} expired keys. Partitioned, creates the partitions ahead and drops the
+     * expired ones whole, whatever the limit: it returns the number of keys they held (counted for partitions of up
+     * to 100,000 keys, PostgreSQL's estimate for larger ones), and the next call returns 0.
+     */
     @Override
     public int purgeExpired(int limit) {
+        if (partitioned) {
+            partitions.createAhead();
+            return (int) Math.min(Integer.MAX_VALUE, partitions.dropExpired());
+        }
         return table.onItsOwn(() -> table.update(sql.purge, ps -> ps.setInt(1, limit), "Purging expired keys failed"));
     }
 
@@ -263,7 +394,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
      */
     @Override
     public void check() {
-        new DatabaseSchema(table).check();
+        new DatabaseSchema(this).check();
     }
 
     /** @return the table and its datasource, for the schema's management and for display */
@@ -284,6 +415,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                 ps.setLong(i + 1, l);
             } else if (value instanceof Integer n) {
                 ps.setInt(i + 1, n);
+            } else if (value instanceof Boolean b) {
+                ps.setBoolean(i + 1, b);
             } else if (value instanceof java.sql.Array array) {
                 ps.setArray(i + 1, array);
             } else {

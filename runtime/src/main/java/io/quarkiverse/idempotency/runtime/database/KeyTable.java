@@ -99,6 +99,29 @@ public final class KeyTable {
     }
 
     /**
+     * Runs statements in one transaction of their own, on one connection: committed when the work returns, rolled back
+     * when it throws.
+     *
+     * @param failure what failed, for the exception's message
+     */
+    public <T> T transaction(Work<T> work, String failure) {
+        return onItsOwn(() -> connect(c -> {
+            boolean autoCommit = c.getAutoCommit();
+            c.setAutoCommit(false);
+            try {
+                T result = work.run(c);
+                c.commit();
+                return result;
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(autoCommit);
+            }
+        }, failure));
+    }
+
+    /**
      * Runs work that must commit on its own. Outside a transaction a connection is in auto-commit, so a statement
      * commits on its own in one round trip; inside a caller's transaction, the work must not join it, so it runs in a
      * new one.

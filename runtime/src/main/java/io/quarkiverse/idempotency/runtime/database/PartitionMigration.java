@@ -1,0 +1,170 @@
+package io.quarkiverse.idempotency.runtime.database;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.jboss.logging.Logger;
+
+/**
+ * Moves an unpartitioned key table to partitions while consumers run. The table becomes the first partition, of every
+ * expiry up to a bound past its last key's (so its keys are honoured until they expire, and it is dropped whole once
+ * they all have); the partitioned table takes its name, and new partitions follow from the bound.
+ * <p>
+ * The long steps (an index on the key and expiry, a check constraint proving the bound) run beside the consumers:
+ * built concurrently, validated without blocking writes. The swap itself is one short transaction whose exclusive lock
+ * waits at most a couple of seconds for running transactions, tried again a few times. Statements of this version
+ * that meet the partitioned table afterwards find it has changed (their ON CONFLICT has no unique index to use) and
+ * go on with the partitioned statements; a delivery whose handler transaction was caught in the middle is retried.
+ */
+final class PartitionMigration {
+
+    private static final Logger LOG = Logger.getLogger(PartitionMigration.class);
+    private static final int SWAP_ATTEMPTS = 10;
+
+    private final DatabaseIdempotencyStore store;
+    private final KeyTable table;
+    private final String name;
+    private final String schemaPrefix;
+
+    PartitionMigration(DatabaseIdempotencyStore store) {
+        this.store = store;
+        this.table = store.table();
+        this.name = PartitionStatements.nameOf(table.name());
+        this.schemaPrefix = table.name().indexOf('.') > 0 ? table.name().substring(0, table.name().indexOf('.') + 1)
+                : "";
+    }
+
+    /** @return the name the old table takes as the first partition */
+    String legacyName() {
+        return schemaPrefix + name + "_plegacy";
+    }
+
+    void run() {
+        table.onItsOwn(() -> table.connect(c -> {
+            Instant bound = bound(c);
+            LOG.infof("Moving the idempotency table '%s' to partitions: it becomes the partition %s of every expiry"
+                    + " before %s", table.name(), legacyName(), bound);
+            prepare(c, bound);
+            swap(c, bound);
+            return null;
+        }, "Could not move the idempotency table '" + table.name() + "' to partitions"));
+        store.layout(true);
+        store.partitions().createAhead();
+        LOG.infof("The idempotency table '%s' is partitioned", table.name());
+    }
+
+    // Past every key there is, and past every key written until the swap: twice the retention ahead, a period more.
+    private Instant bound(Connection c) throws SQLException {
+        Duration ahead = store.plan().retention().multipliedBy(2).plus(store.plan().period());
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT greatest(now() + " + ahead.toMillis()
+                        + " * interval '1 millisecond', (SELECT max(expires_at) + interval '1 second' FROM "
+                        + table.name() + "))")) {
+            rs.next();
+            return rs.getTimestamp(1).toInstant();
+        }
+    }
+
+    // The index and the constraint the swap needs, built without blocking the consumers (outside transactions).
+    private void prepare(Connection c, Instant bound) throws SQLException {
+        String index = schemaPrefix + name + "_key_expiry";
+        try (Statement s = c.createStatement()) {
+            // an invalid index left by an interrupted attempt would be taken as done
+            s.execute("DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass('" + index
+                    + "') AND NOT indisvalid) THEN EXECUTE 'DROP INDEX " + index + "'; END IF; END $$");
+            s.execute("CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS " + name + "_key_expiry ON " + table.name()
+                    + " (scoped_key, expires_at)");
+            s.execute("SET lock_timeout = '2s'");
+            try {
+                s.execute("ALTER TABLE " + table.name() + " DROP CONSTRAINT IF EXISTS " + name + "_legacy_bound,"
+                        + " ADD CONSTRAINT " + name + "_legacy_bound CHECK (expires_at < '" + bound + "') NOT VALID");
+            } finally {
+                s.execute("RESET lock_timeout");
+            }
+            s.execute("ALTER TABLE " + table.name() + " VALIDATE CONSTRAINT " + name + "_legacy_bound");
+        }
+    }
+
+    private void swap(Connection c, Instant bound) throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+            for (int attempt = 1;; attempt++) {
+                try (Statement s = c.createStatement()) {
+                    s.execute(RecordStatements.schemaLock());
+                    s.execute("SET LOCAL lock_timeout = '2s'");
+                    for (String statement : swapStatements(c, bound)) {
+                        s.execute(statement);
+                    }
+                    c.commit();
+                    return;
+                } catch (SQLException e) {
+                    c.rollback();
+                    if (!"55P03".equals(e.getSQLState()) || attempt == SWAP_ATTEMPTS) { // lock_not_available
+                        throw e;
+                    }
+                    LOG.infof("Moving '%s' to partitions waits for its running transactions (attempt %d)",
+                            table.name(), attempt);
+                    sleep(attempt * 500L);
+                }
+            }
+        } finally {
+            c.setAutoCommit(autoCommit);
+        }
+    }
+
+    private List<String> swapStatements(Connection c, Instant bound) throws SQLException {
+        String legacy = legacyName();
+        String legacyName = PartitionStatements.nameOf(legacy);
+        List<String> statements = new ArrayList<>();
+        statements.add("LOCK TABLE " + table.name() + " IN ACCESS EXCLUSIVE MODE");
+        statements.add("ALTER TABLE " + table.name() + " RENAME TO " + legacyName);
+        // the key alone was the primary key; the partitions' is the key and its expiry
+        String primaryKey = primaryKey(c);
+        if (primaryKey != null) {
+            statements.add("ALTER TABLE " + legacy + " DROP CONSTRAINT " + primaryKey);
+        }
+        statements.add("ALTER TABLE " + legacy + " ADD CONSTRAINT " + legacyName + "_pkey PRIMARY KEY USING INDEX "
+                + name + "_key_expiry");
+        // partitions are dropped whole, never purged by expiry
+        statements.add("DROP INDEX IF EXISTS " + schemaPrefix + name + "_expires_at");
+        statements.add("ALTER INDEX IF EXISTS " + schemaPrefix + name + "_claims RENAME TO " + legacyName + "_claims");
+        // the partitioned table with the old one's columns as they are (a table Hibernate ORM made has other type
+        // modifiers, which a partition must match), its primary key and state check
+        statements.add("CREATE TABLE " + table.name() + " (LIKE " + legacy + " INCLUDING DEFAULTS, CONSTRAINT " + name
+                + "_pkey PRIMARY KEY (scoped_key, expires_at), CONSTRAINT " + name + "_state_check CHECK (state IN ("
+                + RecordStatements.STATES + "))) PARTITION BY RANGE (expires_at)");
+        statements.addAll(DatabaseSchema.partitionedSchema(table.name())); // from here on, each does nothing or adds
+        statements.add("ALTER TABLE " + table.name() + " ATTACH PARTITION " + legacy + " FOR VALUES FROM (MINVALUE) TO ('"
+                + bound + "')");
+        statements.add("ALTER TABLE " + legacy + " DROP CONSTRAINT " + name + "_legacy_bound");
+        statements.add("COMMENT ON TABLE " + legacy + " IS '" + PartitionStatements.comment(table.name()) + "'");
+        return statements;
+    }
+
+    private String primaryKey(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT conname FROM pg_constraint WHERE conrelid ="
+                + " to_regclass(?) AND contype = 'p'")) {
+            ps.setString(1, table.name());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}

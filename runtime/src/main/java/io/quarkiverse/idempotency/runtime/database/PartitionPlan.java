@@ -1,0 +1,32 @@
+package io.quarkiverse.idempotency.runtime.database;
+
+import java.time.Duration;
+
+import io.quarkiverse.idempotency.runtime.IdempotencyConfig.Database.Partitioning;
+
+/**
+ * How the key table is laid out when the extension creates it, and how its partitions are cut.
+ *
+ * @param partitioning the layout of a table the extension creates; null: unpartitioned
+ * @param period how much expiry time one partition covers
+ * @param retention the configured retention: partitions reach this far ahead (longer retentions of single methods
+ *        make them reach further on first use)
+ */
+public record PartitionPlan(Partitioning partitioning, Duration period, Duration retention) {
+
+    /** An unpartitioned table, for stores built by hand (tests, benchmarks). */
+    public static final PartitionPlan NONE = new PartitionPlan(Partitioning.NONE, Duration.ofHours(6),
+            Duration.ofHours(24));
+
+    /** The first PostgreSQL version that detaches a partition without blocking the table. */
+    public static final int MINIMUM_SERVER = 14;
+
+    /**
+     * @return the default period: a quarter of the retention (a key is then kept at most 25% past its retention, and a
+     *         lookup visits about five partitions), at least one second
+     */
+    public static Duration defaultPeriod(Duration retention) {
+        Duration quarter = retention.dividedBy(4);
+        return quarter.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : quarter;
+    }
+}
