@@ -1,5 +1,6 @@
 package io.quarkiverse.idempotency.test.database;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -110,7 +111,8 @@ class PartitionMigrationTest {
                 }));
             }
             start.countDown();
-            Thread.sleep(200);
+            // the move starts with the writers in full swing
+            await().atMost(Duration.ofSeconds(30)).until(() -> wins.size() >= 100);
             schema.moveToPartitions();
             for (Future<?> f : done) {
                 f.get();

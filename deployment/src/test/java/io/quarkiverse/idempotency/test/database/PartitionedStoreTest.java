@@ -1,5 +1,6 @@
 package io.quarkiverse.idempotency.test.database;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -182,8 +183,13 @@ class PartitionedStoreTest {
 
         ScopedKey lapsed = new ScopedKey("paths", "lapsed");
         assertEquals(ClaimResult.NEW, store.claim(lapsed, "old", Duration.ofMillis(1), RETENTION).result());
-        sleep(50);
-        assertEquals(ClaimResult.TAKEN_OVER, store.claim(lapsed, "new", LEASE, RETENTION.plus(PERIOD)).result());
+        // busy until its millisecond lease has run out, then taken over
+        AtomicReference<Claim> takeover = new AtomicReference<>();
+        await().atMost(Duration.ofSeconds(5)).until(() -> {
+            takeover.set(store.claim(lapsed, "new", LEASE, RETENTION.plus(PERIOD)));
+            return takeover.get().result() != ClaimResult.BUSY;
+        });
+        assertEquals(ClaimResult.TAKEN_OVER, takeover.get().result());
         assertEquals(ClaimResult.BUSY, store.claim(lapsed, "third", LEASE, RETENTION).result());
         assertTrue(store.oldestClaimAge().isPresent());
         for (String k : List.of("paths:k", "paths:poison", "paths:failed", "paths:lapsed")) {
@@ -203,10 +209,11 @@ class PartitionedStoreTest {
         }
         String partition = sql().query("SELECT tableoid::regclass::text FROM " + TABLE
                 + " WHERE scoped_key = 'purge:short-0'");
-        // the short keys' partition ends at most a second and a period from now
-        sleep(second.plus(PERIOD).toMillis() + 500);
-        store.purgeExpired(10);
-        assertNull(sql().query("SELECT to_regclass('" + partition + "')::text"), "dropped: " + partition);
+        // the short keys' partition ends at most a second and a period from now: purged as soon as it has
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            store.purgeExpired(10);
+            return sql().query("SELECT to_regclass('" + partition + "')::text") == null;
+        });
         assertEquals("0", sql().query("SELECT count(*)::text FROM " + TABLE + " WHERE scoped_key LIKE 'purge:short-%'"));
         assertEquals("50", sql().query("SELECT count(*)::text FROM " + TABLE + " WHERE scoped_key LIKE 'purge:long-%'"));
         assertEquals("true", sql().query("SELECT (min(lower) <= now() AND max(upper) - now() > interval '10 seconds')"
@@ -263,14 +270,5 @@ class PartitionedStoreTest {
 
     private String count(String scopedKey) throws SQLException {
         return sql().query("SELECT count(*)::text FROM " + TABLE + " WHERE scoped_key = '" + scopedKey + "'");
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 }
