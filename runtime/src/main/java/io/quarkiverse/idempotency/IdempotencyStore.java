@@ -120,6 +120,36 @@ public interface IdempotencyStore {
     }
 
     /**
+     * @return whether this store can let the caller's transaction commit before its changes are durable and tell later
+     *         when they are ({@link #claimInTransaction(ScopedKey, String, Duration, boolean)},
+     *         {@link #awaitDurable}): the database store can
+     */
+    default boolean commitsAsynchronously() {
+        return false;
+    }
+
+    /**
+     * {@link #claimInTransaction(ScopedKey, String, Duration)}; and, with {@code asynchronousCommit}, when the key is
+     * claimed ({@link ClaimResult#NEW}), the caller's transaction made to commit without waiting for its changes to be
+     * durable: a crash of the store's server right after the commit may lose them, key and work alike.
+     * {@link #awaitDurable} tells when they are durable. Only asked of a store that {@link #commitsAsynchronously}.
+     */
+    default Claim claimInTransaction(ScopedKey key, String token, Duration retention, boolean asynchronousCommit) {
+        if (asynchronousCommit) {
+            throw new UnsupportedOperationException(getClass().getName() + " cannot commit asynchronously");
+        }
+        return claimInTransaction(key, token, retention);
+    }
+
+    /**
+     * Returns once every transaction that committed before this call is durable.
+     *
+     * @throws RuntimeException when that cannot be known (the store is unreachable): such a commit may have been lost
+     */
+    default void awaitDurable() {
+    }
+
+    /**
      * Claims a key inside the caller's active transaction, recorded as confirmed: the record becomes visible when that
      * transaction commits and vanishes if it rolls back (see {@link IdempotencyMode#IN_TRANSACTION}). Must not wait for another
      * transaction holding the key: it answers {@link ClaimResult#BUSY} at once.

@@ -43,6 +43,13 @@ public class Benchmark implements QuarkusApplication {
     static final int STORE_OPS = Integer.getInteger("bench.store-ops", 5_000);
     static final int PURGE_ROWS = Integer.getInteger("bench.purge-rows", 1_000_000);
     static final int ROUNDS = Integer.getInteger("bench.rounds", 5);
+    /** Only these consumers (comma-separated), their best runs printed and nothing else: for a quick look. */
+    /** The first of the peers' consumers in the list of kinds, and the experiment after them. */
+    static final int FIRST_PEER = 7;
+    static final int FLUSH = 10;
+    static final int IDEMPOTENT_FLUSH = 11;
+    static final List<String> ONLY = System.getProperty("bench.only") == null ? null
+            : List.of(System.getProperty("bench.only").split(","));
     /** the flat-out purge's batch: the extension's default batch size */
     static final int BATCH = 10_000;
 
@@ -103,7 +110,9 @@ public class Benchmark implements QuarkusApplication {
                 new Kind("idempotent-nontx", () -> consumers.idempotentNoTransaction.get()),
                 new Kind("camel-jdbc", () -> consumers.camel.get()),
                 new Kind("camel-orphan-lock", () -> consumers.camelOrphanLock.get()),
-                new Kind("spring-metadata", () -> consumers.spring.get()));
+                new Kind("spring-metadata", () -> consumers.spring.get()),
+                new Kind("hand-written-flush", () -> consumers.handWrittenFlush.get()),
+                new Kind("idempotent-flush", () -> consumers.idempotentFlush.get()));
         for (Kind kind : kinds) {
             purgeQueue("bench-" + kind.channel());
         }
@@ -116,6 +125,9 @@ public class Benchmark implements QuarkusApplication {
         // message falls from round to round and the order of the runs decides the ratios).
         for (int pass = 0; pass < 2; pass++) {
             for (Kind kind : kinds) {
+                if (ONLY != null && !ONLY.contains(kind.channel())) {
+                    continue;
+                }
                 consume(kind.channel(), "bench-" + kind.channel(), WARMUP, ids(WARMUP), kind.done());
             }
         }
@@ -123,13 +135,24 @@ public class Benchmark implements QuarkusApplication {
         // 1. Overhead: rounds of every consumer, in a rotating order (the tables grow as runs go by); the best of
         // each kind, which is the least disturbed by the rest of this shared machine.
         Run[] bestRuns = new Run[kinds.size()];
+        long[] nonTransactionalBatches = new long[4];
         List<String> lastIdempotentIds = null;
         for (int round = 0; round < ROUNDS; round++) {
             for (int k = 0; k < kinds.size(); k++) {
                 int index = (round + k) % kinds.size();
                 Kind kind = kinds.get(index);
+                if (ONLY != null && !ONLY.contains(kind.channel())) {
+                    continue;
+                }
                 List<String> ids = ids(MESSAGES);
+                long[] batchesBefore = store.leaseBatchStatistics();
                 Run run = consume(kind.channel(), "bench-" + kind.channel(), MESSAGES, ids, kind.done());
+                if (index == 6) {
+                    long[] batchesAfter = store.leaseBatchStatistics();
+                    for (int i = 0; i < 4; i++) {
+                        nonTransactionalBatches[i] += batchesAfter[i] - batchesBefore[i];
+                    }
+                }
                 if (index == 1) {
                     lastIdempotentIds = ids;
                 }
@@ -140,8 +163,18 @@ public class Benchmark implements QuarkusApplication {
         }
         System.out.println("   each kind's best run:");
         for (int k = 0; k < kinds.size(); k++) {
+            if (bestRuns[k] == null) {
+                continue;
+            }
             System.out.printf("     %-28s %5.0f msg/s; %s%n", kinds.get(k).channel(), bestRuns[k].rate(),
                     CpuMeter.describe(bestRuns[k].cpu()));
+        }
+        if (ONLY != null) {
+            System.out.printf("   lease-mode batches without a transaction: %d claims in %d statements, %d confirms in"
+                    + " %d%n", nonTransactionalBatches[1], nonTransactionalBatches[0], nonTransactionalBatches[3],
+                    nonTransactionalBatches[2]);
+            rabbit.close();
+            return 0;
         }
         double plain = bestRuns[0].rate();
         double idempotent = bestRuns[1].rate();
@@ -156,8 +189,19 @@ public class Benchmark implements QuarkusApplication {
                 bestRuns[4].rate() / plain);
         System.out.printf("   without a transaction: plain %.0f msg/s, @Idempotent %.0f msg/s (ratio %.2f)%n",
                 bestRuns[5].rate(), bestRuns[6].rate(), overheadNoTransaction);
+        double claimsPerBatch = nonTransactionalBatches[1] / (double) Math.max(1, nonTransactionalBatches[0]);
+        double confirmsPerBatch = nonTransactionalBatches[3] / (double) Math.max(1, nonTransactionalBatches[2]);
+        System.out.printf("   its lease-mode batches: %.1f claims per statement and commit, %.1f confirms (%d and %d"
+                + " statements for %d messages)%n", claimsPerBatch, confirmsPerBatch, nonTransactionalBatches[0],
+                nonTransactionalBatches[2], nonTransactionalBatches[1]);
+        double flushFloor = bestRuns[FLUSH].rate() / plain;
+        double overheadFlush = bestRuns[IDEMPOTENT_FLUSH].rate() / plain;
+        System.out.printf("   asynchronous-commit (acked after a shared WAL flush): @Idempotent %.0f msg/s (ratio %.2f;"
+                + " %.2f of the default mode), its statements by hand %.0f msg/s (ratio %.2f)%n",
+                bestRuns[IDEMPOTENT_FLUSH].rate(), overheadFlush, bestRuns[IDEMPOTENT_FLUSH].rate() / idempotent,
+                bestRuns[FLUSH].rate(), flushFloor);
         double peerBest = 0;
-        for (int k = 7; k < kinds.size(); k++) {
+        for (int k = FIRST_PEER; k < FLUSH; k++) {
             double ratio = bestRuns[k].rate() / plain;
             peerBest = Math.max(peerBest, ratio);
             System.out.printf("   peer %s: %.0f msg/s (ratio %.2f)%n", kinds.get(k).channel(), bestRuns[k].rate(), ratio);
@@ -202,9 +246,10 @@ public class Benchmark implements QuarkusApplication {
 
         System.out.printf(java.util.Locale.ROOT,
                 "BENCH overhead=%.2f overhead_best=%.2f overhead_nontx=%.2f duplicates=%.2f store=%.2f memory_ns=%.0f"
-                        + " purge_rows_s=%.0f purge_impact=%.2f recovery_s=%.1f peer_best=%.2f vs_peer=%.2f%n",
+                        + " purge_rows_s=%.0f purge_impact=%.2f recovery_s=%.1f peer_best=%.2f vs_peer=%.2f claims_per_commit=%.1f overhead_flush=%.2f flush_floor=%.2f%n",
                 overhead, overheadBest, overheadNoTransaction, duplicates / idempotent, store[0] / store[1], memoryNs,
-                purged[0], purged[1] / purged[2], recovery.seconds(), peerBest, overhead / peerBest);
+                purged[0], purged[1] / purged[2], recovery.seconds(), peerBest, overhead / peerBest, claimsPerBatch,
+                overheadFlush, flushFloor);
         rabbit.close();
         return 0;
     }

@@ -34,6 +34,8 @@ public class Consumers {
     final AtomicLong lease = new AtomicLong();
     final AtomicLong handWritten = new AtomicLong();
     final AtomicLong handWrittenLease = new AtomicLong();
+    final AtomicLong handWrittenFlush = new AtomicLong();
+    final AtomicLong idempotentFlush = new AtomicLong();
     final AtomicLong plainNoTransaction = new AtomicLong();
     final AtomicLong idempotentNoTransaction = new AtomicLong();
     final AtomicLong recovered = new AtomicLong();
@@ -71,6 +73,19 @@ public class Consumers {
         idempotent.incrementAndGet();
     }
 
+    /**
+     * The extension's default mode with {@code asynchronous-commit} on its channel: the transaction commits without
+     * waiting for its WAL flush, the message is acked once a shared flush has passed it.
+     */
+    @Incoming("idempotent-flush")
+    @Idempotent
+    @Blocking(ordered = false)
+    @Transactional
+    void idempotentFlush(String payload) {
+        insert("idempotent-flush", payload);
+        idempotentFlush.incrementAndGet();
+    }
+
     /** The lease mode on the same handler: the claim commits on its own first, the confirm in the transaction. */
     @Incoming("lease")
     @Idempotent(mode = IdempotencyMode.LEASE)
@@ -92,6 +107,26 @@ public class Consumers {
                 handWritten.incrementAndGet();
             }
         });
+        return message.ack();
+    }
+
+    /**
+     * The experiment of an ack after the WAL flush, by hand: the default mode's statements in a transaction that commits
+     * asynchronously (it returns before its WAL is flushed), then the message acked only once a flush shared by the
+     * deliveries waiting at once has passed that commit. A database crash may lose the commit, but then the message was
+     * not acked either: it comes back and runs again.
+     */
+    @Incoming("hand-written-flush")
+    @Blocking(ordered = false)
+    CompletionStage<Void> handWrittenFlush(Message<String> message) {
+        String id = "hand-flush:" + messageId(message);
+        QuarkusTransaction.requiringNew().run(() -> {
+            if (hand.claimInTransaction(id, true)) {
+                insert("hand-written-flush", message.getPayload());
+            }
+        });
+        hand.awaitWalFlush();
+        handWrittenFlush.incrementAndGet();
         return message.ack();
     }
 

@@ -5,12 +5,15 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
 
 import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.runtime.database.GroupCommit;
 import io.quarkiverse.idempotency.runtime.database.RecordStatements;
 
 /**
@@ -24,12 +27,15 @@ public class HandWritten {
     private static final String TABLE = "idempotency_record";
     private static final String CONFIRM = RecordStatements.confirm(TABLE);
     private static final String CLAIM_IN_TRANSACTION = RecordStatements.claimInTransaction(TABLE);
+    private static final String CLAIM_IN_TRANSACTION_ASYNCHRONOUSLY = RecordStatements.claimInTransaction(TABLE, true);
     private static final String TOKEN = "hand-written#1";
     private static final long RETENTION = Duration.ofHours(24).toMillis();
     private static final long LEASE = Duration.ofSeconds(30).toMillis();
 
     private final AgroalDataSource dataSource;
     private final String claimSql;
+    /** The WAL flushes of the deliveries waiting at once, shared: one transaction for all of them. */
+    private final GroupCommit<Boolean, Boolean> flushes = new GroupCommit<>(this::flush, 256);
 
     /** @param asynchronousClaimCommit as the extension is configured, so that the floor is the same mode's */
     HandWritten(AgroalDataSource dataSource,
@@ -75,7 +81,18 @@ public class HandWritten {
      * lock. @return whether it is new
      */
     boolean claimInTransaction(String id) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(CLAIM_IN_TRANSACTION)) {
+        return claimInTransaction(id, false);
+    }
+
+    /**
+     * The same; with {@code asynchronousCommit}, a new key also sets the transaction to commit without waiting for its
+     * WAL flush, in the same statement. @return whether it is new
+     */
+    boolean claimInTransaction(String id, boolean asynchronousCommit) {
+        try (Connection c = dataSource.getConnection();
+                PreparedStatement ps = c.prepareStatement(asynchronousCommit
+                        ? CLAIM_IN_TRANSACTION_ASYNCHRONOUSLY
+                        : CLAIM_IN_TRANSACTION)) {
             ps.setString(1, id);
             ps.setString(2, "hand");
             ps.setString(3, TOKEN);
@@ -85,5 +102,28 @@ public class HandWritten {
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * Returns once the WAL is flushed past every commit that returned before this call: one synchronous commit for the
+     * callers waiting at once (and for those arriving while it runs, the next one).
+     */
+    void awaitWalFlush() {
+        flushes.submit(Boolean.TRUE);
+    }
+
+    private List<Boolean> flush(List<Boolean> batch) {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement ps = c.prepareStatement(RecordStatements.FLUSH)) {
+                ps.executeQuery().close();
+                c.commit();
+            } finally {
+                c.setAutoCommit(true);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        return Collections.nCopies(batch.size(), Boolean.TRUE);
     }
 }

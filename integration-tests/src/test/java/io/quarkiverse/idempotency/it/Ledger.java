@@ -53,6 +53,21 @@ public final class Ledger {
         return count("SELECT count(*) FROM payment_audit WHERE order_id = '" + orderId.replace("'", "''") + "'");
     }
 
+    /** @return the audit entries of the orders whose ids start with {@code prefix}, repeats included */
+    public static long audited(String prefix) {
+        return count("SELECT count(*) FROM payment_audit WHERE order_id LIKE '" + prefix + "%'");
+    }
+
+    /** @return the orders whose ids start with {@code prefix} that have an audit entry */
+    public static long distinctAudited(String prefix) {
+        return count("SELECT count(DISTINCT order_id) FROM payment_audit WHERE order_id LIKE '" + prefix + "%'");
+    }
+
+    /** @return the live lease-mode claims of the audit consumer */
+    public static long auditClaims() {
+        return count("SELECT count(*) FROM idempotency_record WHERE state = 'CLAIMED' AND scope = 'payments-audit'");
+    }
+
     public static long claims() {
         return count("SELECT count(*) FROM idempotency_record WHERE state = 'CLAIMED' AND scope = 'payments'");
     }

@@ -35,6 +35,8 @@ public final class Delivery implements DeliveryView {
     private volatile IdempotencyException answer;
     private final KeyRecord record;
     private int failedBefore;
+    /** Whether the handler's transaction commits asynchronously: its message is acked once the commit is durable. */
+    private boolean committedAsynchronously;
 
     Delivery(DeliveryContext context, MethodPlan plan, String channel, ScopedKey key, Metadata metadata) {
         this.context = context;
@@ -72,7 +74,11 @@ public final class Delivery implements DeliveryView {
             state = DeliveryState.EXPIRED;
             return false;
         }
-        return claimed(claim, DeliveryState.WRITTEN_IN_TRANSACTION);
+        boolean run = claimed(claim, DeliveryState.WRITTEN_IN_TRANSACTION);
+        // the key is written: with asynchronous-commit, the transaction commits without waiting for its WAL flush, and
+        // succeeded() waits for the commit to be durable before the message is acked
+        committedAsynchronously = run && target.policy().asynchronousCommit();
+        return run;
     }
 
     private Claim ask(Supplier<Claim> store) {
@@ -163,7 +169,12 @@ public final class Delivery implements DeliveryView {
      */
     public synchronized void succeeded() {
         switch (state) {
-            case WRITTEN_IN_TRANSACTION, CONFIRMED_IN_TRANSACTION -> handled();
+            case WRITTEN_IN_TRANSACTION, CONFIRMED_IN_TRANSACTION -> {
+                if (committedAsynchronously) {
+                    awaitDurable();
+                }
+                handled();
+            }
             case CLAIMED, AWAITING_OUTPUT_ACK -> confirmOnItsOwn();
             case LOST_IN_TRANSACTION -> throw end(DeliveryState.CLAIM_LOST, new ClaimLostException(key), null);
             case ROLLED_BACK -> throw countFailure(new HandlerRolledBackException(key));
@@ -172,6 +183,17 @@ public final class Delivery implements DeliveryView {
                     throw answer;
                 }
             }
+        }
+    }
+
+    // Not acked, never counted: the commit may be lost with the store's server, so the message comes back; its
+    // redelivery finds the key if the commit was kept, and runs the work again if it was not.
+    private void awaitDurable() {
+        try {
+            record.awaitDurable();
+        } catch (RuntimeException e) {
+            record.letGo();
+            throw storeFailed("learn whether the commit is durable, of", e);
         }
     }
 

@@ -9,8 +9,10 @@ import java.time.Duration;
  * @param retention how long a handled key is remembered
  * @param lease how long a lease-mode claim is honoured unless renewed
  * @param retry the attempt budget and the delays between attempts
+ * @param asynchronousCommit whether the handler's transaction commits asynchronously, its message acked once the WAL
+ *        is flushed past it
  */
-public record DeliveryPolicy(Duration retention, Duration lease, RetryPolicy retry) {
+public record DeliveryPolicy(Duration retention, Duration lease, RetryPolicy retry, boolean asynchronousCommit) {
 
     /**
      * How long a message whose key another delivery holds waits before it comes back. A holder whose lease runs long

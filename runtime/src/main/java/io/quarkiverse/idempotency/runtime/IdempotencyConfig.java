@@ -158,6 +158,30 @@ public interface IdempotencyConfig {
          */
         @WithDefault("true")
         boolean requireDeadLetterExchange();
+
+        /**
+         * Whether the transaction of this channel's in-transaction {@code @Idempotent} method (its work and its key)
+         * commits without waiting for its WAL record to reach disk (PostgreSQL's {@code synchronous_commit = off}, for
+         * that transaction only), its message acked only once the WAL is flushed past that commit: one flush, a
+         * transaction with a synchronous commit, shared by the deliveries finishing at once.
+         * <p>
+         * What the broker sees does not change: a message is acked only once its work and its key are durable. If the
+         * database server crashes, a commit not yet flushed is lost with its key and its work; its message was not
+         * acked, so it comes back and runs again, once. What changes is for code that acts on the commit having
+         * returned: when the transaction ends, the work may not be durable yet, for a few milliseconds. A transaction
+         * observer, or a caller that e-mails a customer once the transactional method returned, must not take the
+         * commit as durable: a crash of the database server in that moment loses the work and runs the message again.
+         * The handler's own calls to other systems, made before the commit, may repeat after a crash as before; the
+         * moment in which a crash makes them repeat now lasts until the flush rather than until the commit.
+         * <p>
+         * Only for {@code @Transactional} methods in in-transaction mode on the database store that take the payload
+         * and return {@code void} or a value, on channels that requeue (RabbitMQ; not Kafka, which retries in place):
+         * set on any other channel, the startup fails. It pays when several deliveries run at once
+         * ({@code @Blocking(ordered = false)}, {@code concurrency}): their flushes are shared. One delivery at a time
+         * still waits for a flush per message, one round trip more than a synchronous commit.
+         */
+        @WithDefault("false")
+        boolean asynchronousCommit();
     }
 
     /**
@@ -224,6 +248,20 @@ public interface IdempotencyConfig {
          */
         @WithDefault("false")
         boolean asynchronousClaimCommit();
+
+        /**
+         * The most lease-mode claims of deliveries running at once that share one statement and one commit (and
+         * likewise their confirms). A claim that finds no batch under way runs at once, alone, as with {@code 1}; claims
+         * arriving while one runs wait for it and then go together, so a claim waits at most one batch's time, never a
+         * timer. Each delivery still learns its own answer (new, duplicate, busy, dead-lettered), its handler runs only
+         * once its claim has committed, and its message is acked only once the commit holding its confirm has returned:
+         * the outcomes are those of claims made one by one; only the number of commits differs. A failure of the
+         * statement fails exactly the deliveries of that batch (a store failure: claims are retried later, confirms
+         * logged). {@code 1}: every claim and confirm commits on its own. In-transaction methods have no claim of their
+         * own and confirm in their handler's transaction: this changes nothing for them.
+         */
+        @WithDefault("64")
+        int leaseBatchSize();
 
         /**
          * What the extension does with its table at startup. {@code update} creates it, or brings a table of an earlier

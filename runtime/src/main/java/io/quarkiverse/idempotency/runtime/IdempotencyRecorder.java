@@ -21,9 +21,12 @@ public class IdempotencyRecorder {
 
     public Function<SyntheticCreationalContext<IdempotentMethods>, IdempotentMethods> methods(
             List<IdempotentMethodInfo> infos, Map<String, String> connectors, Map<String, Redelivery> redeliveries) {
-        return context -> new IdempotentMethods(infos, connectors, redeliveries,
-                context.getInjectedReference(IdempotencyConfig.class),
-                context.getInjectedReference(IdempotencyStore.class).joinsTransactions());
+        return context -> {
+            IdempotencyStore store = context.getInjectedReference(IdempotencyStore.class);
+            return new IdempotentMethods(infos, connectors, redeliveries,
+                    context.getInjectedReference(IdempotencyConfig.class), store.joinsTransactions(),
+                    store.commitsAsynchronously());
+        };
     }
 
     public void filterOutcomeLogs() {

@@ -34,7 +34,8 @@ public final class IdempotentMethods {
     private final Duration shortestLease;
 
     IdempotentMethods(List<IdempotentMethodInfo> infos, Map<String, String> connectors,
-            Map<String, Redelivery> redeliveries, IdempotencyConfig config, boolean storeJoinsTransactions) {
+            Map<String, Redelivery> redeliveries, IdempotencyConfig config, boolean storeJoinsTransactions,
+            boolean storeCommitsAsynchronously) {
         this.plans = new MethodPlan[infos.size()];
         this.connectors = Map.copyOf(connectors);
         this.redeliveries = Map.copyOf(redeliveries);
@@ -43,9 +44,20 @@ public final class IdempotentMethods {
         Duration shortest = config.lease();
         for (int i = 0; i < plans.length; i++) {
             IdempotentMethodInfo info = infos.get(i);
+            IdempotencyMode mode = mode(info, storeJoinsTransactions);
             Map<String, DeliveryPolicy> policies = new HashMap<>();
             for (String channel : info.getChannels()) {
                 DeliveryPolicy policy = policy(info, channel, config);
+                if (policy.asynchronousCommit()) {
+                    String refusal = asynchronousCommitRefusal(info, mode, redeliveries.get(channel),
+                            storeCommitsAsynchronously);
+                    if (refusal != null) {
+                        throw new IllegalStateException("quarkus.idempotency.channels.\"" + channel
+                                + "\".asynchronous-commit is true, but " + info.getDescription() + " " + refusal
+                                + ": a message could be acked before its work is durable. Remove the setting, or make"
+                                + " the method a @Transactional one in in-transaction mode that takes the payload");
+                    }
+                }
                 policies.put(channel, policy);
                 if (policy.lease().compareTo(shortest) < 0) {
                     shortest = policy.lease();
@@ -54,7 +66,6 @@ public final class IdempotentMethods {
             if (!info.getScope().isEmpty() && !policies.containsKey(info.getScope())) {
                 policies.put(info.getScope(), policies.get(info.getChannels().get(0)));
             }
-            IdempotencyMode mode = mode(info, storeJoinsTransactions);
             plans[i] = new MethodPlan(info.getDescription(),
                     info.getChannels().size() == 1 ? info.getChannels().get(0) : null,
                     info.getScope().isEmpty() ? null : info.getScope(),
@@ -125,6 +136,25 @@ public final class IdempotentMethods {
         return shortestLease;
     }
 
+    // Why a method cannot commit asynchronously and be acked after the flush, or null when it can.
+    private static String asynchronousCommitRefusal(IdempotentMethodInfo info, IdempotencyMode mode,
+            Redelivery redelivery, boolean storeCommitsAsynchronously) {
+        if (!storeCommitsAsynchronously) {
+            return "keeps its keys in a store that cannot commit asynchronously (only the database store can)";
+        }
+        if (mode != IdempotencyMode.IN_TRANSACTION || !info.isTransactional()) {
+            return "does not write its key in its own transaction (in-transaction mode, @Transactional)";
+        }
+        if (info.isMessageParameter() || info.isProcessor() || info.getReturns() != IdempotentMethodInfo.Returns.SYNC) {
+            return "acks its messages itself, after an output's ack, or once a stage completes (it takes the Message,"
+                    + " has @Outgoing, or returns a Uni or a CompletionStage)";
+        }
+        if (redelivery == Redelivery.IN_PLACE) {
+            return "consumes a channel that retries in place (Kafka)";
+        }
+        return null;
+    }
+
     private static IdempotencyMode mode(IdempotentMethodInfo info, boolean storeJoinsTransactions) {
         IdempotencyMode mode = info.getMode();
         if (mode == IdempotencyMode.AUTO) {
@@ -148,7 +178,9 @@ public final class IdempotentMethods {
         Duration initialDelay = defaults.initialDelay();
         Duration maxDelay = defaults.maxDelay();
         double jitter = defaults.jitter();
+        boolean asynchronousCommit = false;
         if (overrides != null) {
+            asynchronousCommit = overrides.asynchronousCommit();
             retention = overrides.retention().orElse(retention);
             lease = overrides.lease().orElse(lease);
             maxAttempts = overrides.retry().maxAttempts().orElse(maxAttempts);
@@ -169,7 +201,8 @@ public final class IdempotentMethods {
                     + ", max " + maxDelay + ", jitter " + jitter + "): delays must not be negative and the jitter must be"
                     + " from 0 to 1 (quarkus.idempotency.retry.*)");
         }
-        return new DeliveryPolicy(retention, lease, new RetryPolicy(maxAttempts, initialDelay, maxDelay, jitter));
+        return new DeliveryPolicy(retention, lease, new RetryPolicy(maxAttempts, initialDelay, maxDelay, jitter),
+                asynchronousCommit);
     }
 
     private static void positive(Duration duration, String what) {

@@ -31,7 +31,11 @@ final class KeyRecord {
     }
 
     Claim claimInTransaction() {
-        return store.claimInTransaction(key, token(), policy.retention());
+        return store.claimInTransaction(key, token(), policy.retention(), policy.asynchronousCommit());
+    }
+
+    void awaitDurable() {
+        store.awaitDurable();
     }
 
     /** @return the failed attempts counted, this one included; 0 when the record is not this delivery's to count on */

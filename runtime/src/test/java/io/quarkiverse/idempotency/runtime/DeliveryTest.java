@@ -45,7 +45,7 @@ class DeliveryTest {
 
     static final ScopedKey KEY = new ScopedKey("payments", "p-1");
     static final RetryPolicy RETRY = new RetryPolicy(3, Duration.ofSeconds(1), Duration.ofMinutes(1), 0);
-    static final DeliveryPolicy POLICY = new DeliveryPolicy(Duration.ofHours(24), Duration.ofSeconds(30), RETRY);
+    static final DeliveryPolicy POLICY = new DeliveryPolicy(Duration.ofHours(24), Duration.ofSeconds(30), RETRY, false);
 
     static Vertx vertx;
 

@@ -46,10 +46,11 @@ class LeaseCrashIT {
             long claimsAtKill;
             long auditedAtKill;
             try {
-                await().atMost(Duration.ofSeconds(60)).until(() -> audited() >= MESSAGES / 4 && auditClaims() > 0);
+                await().atMost(Duration.ofSeconds(60))
+                        .until(() -> Ledger.audited("L-") >= MESSAGES / 4 && Ledger.auditClaims() > 0);
                 first.kill();
-                claimsAtKill = auditClaims();
-                auditedAtKill = audited();
+                claimsAtKill = Ledger.auditClaims();
+                auditedAtKill = Ledger.audited("L-");
                 assertTrue(claimsAtKill > 0, "the kill left live claims behind");
                 assertTrue(auditedAtKill < MESSAGES, "killed mid-stream");
             } finally {
@@ -58,15 +59,18 @@ class LeaseCrashIT {
             try (AppProcess second = AppProcess.start("lease-crash-1", Services.with(ENV))) {
                 long ready = System.nanoTime();
                 try {
-                    await().atMost(LEASE.plus(BOUND)).until(() -> distinctAudited() == MESSAGES && auditClaims() == 0
-                            && broker.ready(Broker.AUDIT_QUEUE) == 0);
+                    await().atMost(LEASE.plus(BOUND))
+                            .until(() -> Ledger.distinctAudited("L-") == MESSAGES && Ledger.auditClaims() == 0
+                                    && broker.ready(Broker.AUDIT_QUEUE) == 0);
                 } catch (ConditionTimeoutException e) {
-                    throw new AssertionError(distinctAudited() + " of " + MESSAGES + " audited, " + auditClaims()
-                            + " claims, " + broker.ready(Broker.AUDIT_QUEUE) + " ready, within " + LEASE.plus(BOUND), e);
+                    throw new AssertionError(
+                            Ledger.distinctAudited("L-") + " of " + MESSAGES + " audited, " + Ledger.auditClaims()
+                                    + " claims, " + broker.ready(Broker.AUDIT_QUEUE) + " ready, within " + LEASE.plus(BOUND),
+                            e);
                 }
                 long recoveredMillis = (System.nanoTime() - ready) / 1_000_000;
                 double takeovers = second.metric("idempotency_takeovers_total", "channel=\"payments-audit\"");
-                long again = audited() - MESSAGES;
+                long again = Ledger.audited("L-") - MESSAGES;
                 System.out.println("LEASE CRASH: killed with " + claimsAtKill + " live claims and " + auditedAtKill
                         + " messages audited; all " + MESSAGES + " audited " + recoveredMillis + " ms after the restart"
                         + " (lease " + LEASE.toMillis() + " ms); takeovers " + takeovers + "; audited twice " + again);
@@ -78,18 +82,5 @@ class LeaseCrashIT {
                         + " that spends the budget at once");
             }
         }
-    }
-
-    private static long audited() {
-        return Ledger.count("SELECT count(*) FROM payment_audit WHERE order_id LIKE 'L-%'");
-    }
-
-    private static long distinctAudited() {
-        return Ledger.count("SELECT count(DISTINCT order_id) FROM payment_audit WHERE order_id LIKE 'L-%'");
-    }
-
-    private static long auditClaims() {
-        return Ledger.count("SELECT count(*) FROM idempotency_record WHERE state = 'CLAIMED'"
-                + " AND scope = 'payments-audit'");
     }
 }

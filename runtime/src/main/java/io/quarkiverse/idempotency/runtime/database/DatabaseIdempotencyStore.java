@@ -5,8 +5,16 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
@@ -46,6 +54,12 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     private final String partitionedClaim;
     private final String partitionedClaimInTransaction;
     private final String partitionedRecordFailure;
+    private final String partitionedClaimBatch;
+    /** Lease-mode claims and confirms of concurrent deliveries, each kind sharing statements and commits. */
+    private final GroupCommit<ClaimRequest, Claim> claims;
+    private final GroupCommit<ConfirmRequest, Boolean> confirms;
+    /** The WAL flushes awaited by asynchronously committed deliveries, shared by those waiting at once. */
+    private final GroupCommit<Boolean, Boolean> flushes = new GroupCommit<>(this::flush, 4096);
     /** Whether the table is partitioned by time, as last read from the database (at startup, and by the health check). */
     private volatile boolean partitioned;
 
@@ -72,6 +86,15 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
      */
     public DatabaseIdempotencyStore(DataSource dataSource, TransactionManager transactions, String table,
             boolean asynchronousClaimCommit, boolean joinsTransactions, PartitionPlan plan) {
+        this(dataSource, transactions, table, asynchronousClaimCommit, joinsTransactions, plan, 1);
+    }
+
+    /**
+     * @param leaseBatchSize the most lease-mode claims (and, apart, confirms) of concurrent deliveries that share one
+     *        statement and one commit; 1: each on its own
+     */
+    public DatabaseIdempotencyStore(DataSource dataSource, TransactionManager transactions, String table,
+            boolean asynchronousClaimCommit, boolean joinsTransactions, PartitionPlan plan, int leaseBatchSize) {
         this.table = new KeyTable(dataSource, transactions, table);
         this.joinsTransactions = joinsTransactions;
         this.asynchronousClaimCommit = asynchronousClaimCommit;
@@ -81,10 +104,23 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         this.partitionedClaim = PartitionStatements.claim(table);
         this.partitionedClaimInTransaction = PartitionStatements.claimInTransaction(table);
         this.partitionedRecordFailure = PartitionStatements.recordFailureAfterRollback(table);
+        this.partitionedClaimBatch = PartitionStatements.claimBatch(table);
+        this.claims = leaseBatchSize > 1 ? new GroupCommit<>(this::claimAll, leaseBatchSize) : null;
+        this.confirms = leaseBatchSize > 1 ? new GroupCommit<>(this::confirmAll, leaseBatchSize) : null;
     }
 
     @Override
     public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {
+        if (claims != null) {
+            if (partitioned) {
+                partitions.cover(retention);
+            }
+            return claims.submit(new ClaimRequest(key, StorageKeys.of(key), token, lease, retention));
+        }
+        return claimAlone(key, token, lease, retention);
+    }
+
+    private Claim claimAlone(ScopedKey key, String token, Duration lease, Duration retention) {
         String id = StorageKeys.of(key);
         if (partitioned) {
             partitions.cover(retention);
@@ -111,7 +147,96 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                     return rs.next() ? claimOf(rs) : Claim.BUSY; // no row: an in-transaction delivery holds it
                 }
             }
-        }, "Could not claim key '" + key + "'")), () -> claim(key, token, lease, retention));
+        }, "Could not claim key '" + key + "'")), () -> claimAlone(key, token, lease, retention));
+    }
+
+    /** A lease-mode claim waiting for its batch. */
+    private record ClaimRequest(ScopedKey key, String id, String token, Duration lease, Duration retention) {
+    }
+
+    /** A lease-mode confirm waiting for its batch. */
+    private record ConfirmRequest(ScopedKey key, String id, String token, Duration retention) {
+    }
+
+    /**
+     * Claims a batch of keys in one statement and one commit. A key asked twice in the batch (two deliveries of it at
+     * once) is claimed once: the other asker learns what a delivery arriving just after would (busy while the first
+     * holds it; done or dead-lettered alike).
+     */
+    private List<Claim> claimAll(List<ClaimRequest> batch) {
+        if (batch.size() == 1) {
+            ClaimRequest only = batch.get(0);
+            return List.of(claimAlone(only.key(), only.token(), only.lease(), only.retention()));
+        }
+        Map<String, ClaimRequest> byKey = new TreeMap<>(); // distinct keys, sorted: one lock order for every batch
+        for (ClaimRequest request : batch) {
+            byKey.putIfAbsent(request.id(), request);
+        }
+        List<ClaimRequest> distinct = new ArrayList<>(byKey.values());
+        Claim[] answers = relayoutOn(() -> claimDistinct(distinct), () -> claimDistinct(distinct));
+        Map<String, Claim> byId = new HashMap<>();
+        for (int i = 0; i < distinct.size(); i++) {
+            byId.put(distinct.get(i).id(), answers[i]);
+        }
+        List<Claim> result = new ArrayList<>(batch.size());
+        Set<String> answered = new HashSet<>();
+        for (ClaimRequest request : batch) {
+            Claim claim = byId.get(request.id());
+            boolean first = answered.add(request.id());
+            boolean held = claim.result() == ClaimResult.NEW || claim.result() == ClaimResult.TAKEN_OVER;
+            result.add(first || !held ? claim : Claim.busyFor(request.lease()));
+        }
+        return result;
+    }
+
+    private Claim[] claimDistinct(List<ClaimRequest> distinct) {
+        return table.onItsOwn(() -> table.connect(c -> claimDistinct(c, distinct),
+                "Could not claim " + distinct.size() + " keys (" + distinct.get(0).key() + ", ...)"));
+    }
+
+    private Claim[] claimDistinct(Connection c, List<ClaimRequest> distinct) throws SQLException {
+        int n = distinct.size();
+        String[] ids = new String[n];
+        String[] scopes = new String[n];
+        String[] tokens = new String[n];
+        Long[] leases = new Long[n];
+        Long[] retentions = new Long[n];
+        for (int i = 0; i < n; i++) {
+            ClaimRequest request = distinct.get(i);
+            ids[i] = request.id();
+            scopes[i] = StorageKeys.scopeColumn(request.key().scope());
+            tokens[i] = request.token();
+            leases[i] = request.lease().toMillis();
+            retentions[i] = request.retention().toMillis();
+        }
+        Claim[] answers = new Claim[n];
+        boolean partitioned = this.partitioned;
+        try (PreparedStatement ps = c.prepareStatement(partitioned ? partitionedClaimBatch : sql.claimBatch)) {
+            bind(ps, c.createArrayOf("varchar", ids), c.createArrayOf("varchar", scopes),
+                    c.createArrayOf("varchar", tokens), c.createArrayOf("bigint", leases),
+                    c.createArrayOf("bigint", retentions));
+            if (partitioned) {
+                ps.setBoolean(6, asynchronousClaimCommit);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    int position = rs.getInt(1) - 1;
+                    answers[position] = rs.getString(2) == null ? null : claimOf(rs, 1);
+                }
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            if (answers[i] == null) {
+                // written after the statement's snapshot, or held: look again, as a lone claim does
+                try (PreparedStatement state = c.prepareStatement(sql.state)) {
+                    state.setString(1, ids[i]);
+                    try (ResultSet rs = state.executeQuery()) {
+                        answers[i] = rs.next() ? claimOf(rs, 0) : Claim.BUSY;
+                    }
+                }
+            }
+        }
+        return answers;
     }
 
     /**
@@ -166,14 +291,19 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
 
     // A row of the claim, or of its second look: the answer, the failed attempts, a holder's lease left, a reason.
     private static Claim claimOf(ResultSet rs) throws SQLException {
-        ClaimResult result = ClaimResult.valueOf(rs.getString(1));
-        int attempts = rs.getInt(2);
-        long leaseLeftMillis = rs.getLong(3);
+        return claimOf(rs, 0);
+    }
+
+    // The same, from the columns after the first {@code skip} ones.
+    private static Claim claimOf(ResultSet rs, int skip) throws SQLException {
+        ClaimResult result = ClaimResult.valueOf(rs.getString(skip + 1));
+        int attempts = rs.getInt(skip + 2);
+        long leaseLeftMillis = rs.getLong(skip + 3);
         boolean noLease = rs.wasNull() || leaseLeftMillis <= 0;
         return switch (result) {
             case NEW, TAKEN_OVER -> Claim.claimed(result, attempts);
             case DONE -> Claim.DONE;
-            case DEAD_LETTERED -> Claim.deadLettered(attempts, rs.getString(4));
+            case DEAD_LETTERED -> Claim.deadLettered(attempts, rs.getString(skip + 4));
             default -> noLease ? Claim.BUSY : Claim.busyFor(Duration.ofMillis(leaseLeftMillis));
         };
     }
@@ -197,6 +327,15 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
      */
     @Override
     public Claim claimInTransaction(ScopedKey key, String token, Duration retention) {
+        return claimInTransaction(key, token, retention, false);
+    }
+
+    /**
+     * With {@code asynchronousCommit}, the insert of a new key sets its transaction to commit asynchronously in the same
+     * statement (on a partitioned table, and for the retry of a failed key, one statement more).
+     */
+    @Override
+    public Claim claimInTransaction(ScopedKey key, String token, Duration retention, boolean asynchronousCommit) {
         String id = StorageKeys.of(key);
         boolean partitioned = this.partitioned;
         if (partitioned) {
@@ -205,7 +344,10 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         return relayoutOn(() -> table.connect(c -> {
             for (int round = 0; round < IN_TRANSACTION_ROUNDS; round++) {
                 if (partitioned ? insertedPartitioned(c, id, key, token, retention)
-                        : insertedInTransaction(c, id, key, token, retention)) {
+                        : insertedInTransaction(c, id, key, token, retention, asynchronousCommit)) {
+                    if (partitioned && asynchronousCommit) {
+                        commitAsynchronously(c);
+                    }
                     return Claim.claimed(ClaimResult.NEW, 0);
                 }
                 try (PreparedStatement look = c.prepareStatement(sql.lookInTransaction)) {
@@ -235,6 +377,9 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                     bind(take, token, retention.toMillis(), id);
                     try (ResultSet rs = take.executeQuery()) {
                         if (rs.next()) {
+                            if (asynchronousCommit) {
+                                commitAsynchronously(c);
+                            }
                             return Claim.claimed(ClaimResult.NEW, rs.getInt(1)); // a retry of a failed key
                         }
                     }
@@ -249,8 +394,9 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     }
 
     private boolean insertedInTransaction(Connection c, String id, ScopedKey key, String token,
-            Duration retention) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.claimInTransaction)) {
+            Duration retention, boolean asynchronousCommit) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(asynchronousCommit ? sql.claimInTransactionAsynchronously
+                : sql.claimInTransaction)) {
             bind(ps, id, StorageKeys.scopeColumn(key.scope()), token, retention.toMillis(), id);
             return ps.executeUpdate() == 1;
         }
@@ -268,8 +414,101 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
+    public boolean commitsAsynchronously() {
+        return true;
+    }
+
+    private static void commitAsynchronously(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(RecordStatements.ASYNCHRONOUS_COMMIT)) {
+            ps.executeQuery().close();
+        }
+    }
+
+    /**
+     * One transaction with a synchronous commit, for every caller waiting at once: its commit returns once the WAL is
+     * flushed up to its own record, so past the commit of each caller (which returned before the caller asked).
+     */
+    @Override
+    public void awaitDurable() {
+        flushes.submit(Boolean.TRUE);
+    }
+
+    private List<Boolean> flush(List<Boolean> batch) {
+        table.transaction(c -> {
+            try (PreparedStatement ps = c.prepareStatement(RecordStatements.FLUSH)) {
+                ps.executeQuery().close();
+            }
+            return null;
+        }, "Could not flush the WAL");
+        return java.util.Collections.nCopies(batch.size(), Boolean.TRUE);
+    }
+
+    /** @return how many WAL flushes ran for asynchronously committed deliveries, and how many deliveries they served */
+    public long[] flushStatistics() {
+        return flushes.statistics();
+    }
+
+    @Override
     public boolean confirm(ScopedKey key, String token, Duration retention) {
+        if (confirms != null) {
+            if (partitioned) {
+                partitions.cover(retention);
+            }
+            return confirms.submit(new ConfirmRequest(key, StorageKeys.of(key), token, retention));
+        }
         return table.onItsOwn(() -> confirmInTransaction(key, token, retention));
+    }
+
+    /** Confirms a batch of claims in one statement and one commit. */
+    private List<Boolean> confirmAll(List<ConfirmRequest> batch) {
+        if (batch.size() == 1) {
+            ConfirmRequest only = batch.get(0);
+            return List.of(table.onItsOwn(() -> confirmInTransaction(only.key(), only.token(), only.retention())));
+        }
+        List<ConfirmRequest> sorted = new ArrayList<>(batch);
+        sorted.sort(Comparator.comparing(ConfirmRequest::id));
+        int n = sorted.size();
+        String[] ids = new String[n];
+        String[] tokens = new String[n];
+        Long[] retentions = new Long[n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = sorted.get(i).id();
+            tokens[i] = sorted.get(i).token();
+            retentions[i] = sorted.get(i).retention().toMillis();
+        }
+        Set<String> confirmed = table.onItsOwn(() -> table.connect(c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.confirmBatch)) {
+                bind(ps, c.createArrayOf("varchar", ids), c.createArrayOf("varchar", tokens),
+                        c.createArrayOf("bigint", retentions));
+                Set<String> keys = new HashSet<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        keys.add(rs.getString(1));
+                    }
+                }
+                return keys;
+            }
+        }, "Could not confirm " + n + " keys (" + batch.get(0).key() + ", ...)"));
+        List<Boolean> answers = new ArrayList<>(batch.size());
+        for (ConfirmRequest request : batch) {
+            answers.add(confirmed.contains(request.id()));
+        }
+        return answers;
+    }
+
+    /**
+     * @return how many batches of lease-mode claims, then of confirms, ran and how many requests they held (four
+     *         counts), since the start; zeros when each commits on its own
+     */
+    public long[] leaseBatchStatistics() {
+        long[] claimed = claims == null ? new long[2] : claims.statistics();
+        long[] confirmed = confirms == null ? new long[2] : confirms.statistics();
+        return new long[] { claimed[0], claimed[1], confirmed[0], confirmed[1] };
+    }
+
+    /** @return how many lease-mode claims, then confirms, wait for their batch now */
+    public int[] leaseBatchesWaiting() {
+        return new int[] { claims == null ? 0 : claims.waiting(), confirms == null ? 0 : confirms.waiting() };
     }
 
     @Override

@@ -38,7 +38,12 @@ public class DatabaseStoreProducer {
             throw new IllegalArgumentException("quarkus.idempotency.database.partition-period must be at least 1s, not "
                     + plan.period());
         }
+        int batchSize = runtimeConfig.database().leaseBatchSize();
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("quarkus.idempotency.database.lease-batch-size must be at least 1, not "
+                    + batchSize);
+        }
         return new DatabaseIdempotencyStore(dataSource, transactions, config.database().table(),
-                runtimeConfig.database().asynchronousClaimCommit(), joinsTransactions, plan);
+                runtimeConfig.database().asynchronousClaimCommit(), joinsTransactions, plan, batchSize);
     }
 }

@@ -41,6 +41,17 @@ final class PartitionStatements {
         return "SELECT * FROM " + table + "_claim(?, ?, ?, ?, ?, ?)";
     }
 
+    /**
+     * @return lease-mode claims of several keys in one statement (the function once per key, in order, in one
+     *         transaction): parameters the keys, scopes, tokens, leases and retentions (arrays of equal length) and
+     *         asynchronous commit; one row per key, in order: its position, then the function's columns
+     */
+    static String claimBatch(String table) {
+        return "SELECT u.n, c.* FROM unnest(?::varchar[], ?::varchar[], ?::varchar[], ?::bigint[], ?::bigint[])"
+                + " WITH ORDINALITY AS u(scoped_key, scope, token, lease_ms, retention_ms, n) CROSS JOIN LATERAL "
+                + table + "_claim(u.scoped_key, u.scope, u.token, u.lease_ms, u.retention_ms, ?) c ORDER BY u.n";
+    }
+
     /** @return the in-transaction claim: parameters the key, scope, token and retention; true when inserted */
     static String claimInTransaction(String table) {
         return "SELECT " + table + "_claim_in_transaction(?, ?, ?, ?)";

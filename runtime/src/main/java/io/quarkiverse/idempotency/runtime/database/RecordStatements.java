@@ -37,8 +37,24 @@ public final class RecordStatements {
     private static final String LEASE_LEFT = "CASE WHEN state = 'CLAIMED' THEN (extract(epoch FROM lease_end - now())"
             + " * 1000)::bigint END";
 
+    /** Makes the current transaction commit without waiting for its WAL flush (PostgreSQL's asynchronous commit). */
+    public static final String ASYNCHRONOUS_COMMIT = "SELECT set_config('synchronous_commit', 'off', true)";
+    /**
+     * Writes one WAL record in the current transaction (a transactional logical decoding message, prefix
+     * {@code quarkus-idempotency}, empty) and gives it a synchronous commit (the connection's own setting, or {@code on}
+     * where that is {@code off}): its commit returns once the WAL is flushed up to its own record, so past every commit
+     * before it, and, with a synchronous standby, once the standby has it too. A transaction that wrote no WAL (one that
+     * only took a transaction id) would commit without any flush: PostgreSQL flushes only for transactions that wrote.
+     */
+    public static final String FLUSH = "SELECT set_config('synchronous_commit', CASE current_setting('synchronous_commit')"
+            + " WHEN 'off' THEN 'on' ELSE current_setting('synchronous_commit') END, true),"
+            + " pg_logical_emit_message(true, 'quarkus-idempotency', '')";
+
     final String claim;
+    final String claimBatch;
+    final String confirmBatch;
     final String claimInTransaction;
+    final String claimInTransactionAsynchronously;
     final String lookInTransaction;
     final String takeOverInTransaction;
     final String confirm;
@@ -53,7 +69,10 @@ public final class RecordStatements {
 
     RecordStatements(String table, boolean asynchronousClaimCommit) {
         this.claim = claim(table, asynchronousClaimCommit);
+        this.claimBatch = claimBatch(table, asynchronousClaimCommit);
+        this.confirmBatch = confirmBatch(table);
         this.claimInTransaction = claimInTransaction(table);
+        this.claimInTransactionAsynchronously = claimInTransaction(table, true);
         this.lookInTransaction = lookInTransaction(table);
         this.takeOverInTransaction = takeOverInTransaction(table);
         this.confirm = confirm(table);
@@ -166,6 +185,61 @@ public final class RecordStatements {
     }
 
     /**
+     * Lease-mode claims of several keys in one statement, committed together: {@link #claim} for each, the keys given
+     * as arrays (distinct keys, sorted, so that two batches take row locks in one order). Each key is inserted, taken
+     * over or left alone exactly as {@link #claim} would; each answer is returned on the row of its key's position.
+     * <p>
+     * Parameters: 1 the scoped keys, 2 their scopes, 3 their tokens, 4 their leases, 5 their retentions (arrays of equal
+     * length). Returns one row per key, in order: its position (from 1), then {@link #claim}'s columns; the outcome is
+     * null when the key was written after this statement's snapshot, or is held (the caller reads {@link #state}).
+     */
+    public static String claimBatch(String table, boolean asynchronousCommit) {
+        return "WITH " + (asynchronousCommit
+                ? "commit_mode AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)), "
+                : "")
+                + "input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[], ?::varchar[], ?::bigint[], ?::bigint[])"
+                + " WITH ORDINALITY AS u(scoped_key, scope, token, lease_ms, retention_ms, n)),"
+                + " existing AS (SELECT i.n, r.state, " + leaseEnd("r.") + " AS lease_end, r.attempts, r.last_failure"
+                + " FROM input i JOIN " + table + " r ON r.scoped_key = i.scoped_key),"
+                + " claimed AS (INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at,"
+                + " lease_until, expires_at, attempts) SELECT i.scoped_key, i.scope, 'CLAIMED', i.token, now(),"
+                + " now() + i.lease_ms" + MS + ", now() + i.retention_ms" + MS + ", 0 FROM input i"
+                + (asynchronousCommit ? ", commit_mode" : "")
+                + " WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n AND (e.state IN ('CONFIRMED',"
+                + " 'DEAD_LETTERED') OR (e.state = 'CLAIMED' AND e.lease_end >= now())))"
+                + " AND pg_try_advisory_xact_lock(hashtextextended(i.scoped_key, 0)) ORDER BY i.n"
+                + " ON CONFLICT (scoped_key) DO UPDATE SET state = 'CLAIMED', claimed_by = excluded.claimed_by,"
+                + " recorded_at = excluded.recorded_at, lease_until = excluded.lease_until,"
+                + " expires_at = excluded.expires_at"
+                + " WHERE r.state = 'FAILED' OR (r.state = 'CLAIMED' AND " + leaseEnd("r.") + " < now())"
+                + " RETURNING r.scoped_key, xmax = 0 AS inserted, attempts)"
+                + " SELECT i.n, CASE WHEN c.inserted THEN 'NEW' WHEN c.scoped_key IS NOT NULL AND e.state = 'CLAIMED'"
+                + " THEN 'TAKEN_OVER' WHEN c.scoped_key IS NOT NULL THEN 'NEW' WHEN e.n IS NOT NULL THEN"
+                + " CASE e.state WHEN 'CONFIRMED' THEN 'DONE' WHEN 'DEAD_LETTERED' THEN 'DEAD_LETTERED' ELSE 'BUSY' END"
+                + " END, coalesce(c.attempts, e.attempts),"
+                + " CASE WHEN c.scoped_key IS NULL AND e.state = 'CLAIMED' THEN"
+                + " (extract(epoch FROM e.lease_end - now()) * 1000)::bigint END,"
+                + " CASE WHEN c.scoped_key IS NULL THEN e.last_failure END"
+                + " FROM input i LEFT JOIN claimed c ON c.scoped_key = i.scoped_key LEFT JOIN existing e ON e.n = i.n"
+                + " ORDER BY i.n";
+    }
+
+    /**
+     * Confirms several lease-mode claims in one statement, committed together, each fenced by its token as in
+     * {@link #confirm}.
+     * <p>
+     * Parameters: 1 the scoped keys, 2 their tokens, 3 their retentions (arrays of equal length). Returns the scoped
+     * keys confirmed; a key missing from them was no longer its token's.
+     */
+    public static String confirmBatch(String table) {
+        return "UPDATE " + table + " AS r SET state = 'CONFIRMED', recorded_at = now(), lease_until = NULL,"
+                + " expires_at = now() + u.retention_ms" + MS
+                + " FROM unnest(?::varchar[], ?::varchar[], ?::bigint[]) AS u(scoped_key, token, retention_ms)"
+                + " WHERE r.scoped_key = u.scoped_key AND r.state = 'CLAIMED' AND r.claimed_by = u.token"
+                + " RETURNING r.scoped_key";
+    }
+
+    /**
      * The in-transaction claim, the common case of the default mode: a plain insert of the key as confirmed, inside the
      * handler's transaction, guarded by the key's advisory lock so that a concurrent delivery of the key never waits
      * on this uncommitted row. One row inserted: a new key. None: the key exists or is held; the caller then runs
@@ -174,8 +248,17 @@ public final class RecordStatements {
      * Parameters: 1 the scoped key, 2 the scope, 3 the token, 4 the retention, 5 the scoped key (the lock).
      */
     public static String claimInTransaction(String table) {
+        return claimInTransaction(table, false);
+    }
+
+    /**
+     * {@link #claimInTransaction(String)}, and, with {@code asynchronousCommit}, in the same statement, the transaction
+     * set to commit without waiting for its WAL flush ({@link #ASYNCHRONOUS_COMMIT}) when the key is inserted.
+     */
+    public static String claimInTransaction(String table, boolean asynchronousCommit) {
         return "INSERT INTO " + table + " (scoped_key, scope, state, claimed_by, recorded_at, expires_at, attempts)"
                 + " SELECT ?, ?, 'CONFIRMED', ?, now(), now() + ?" + MS + ", 0 WHERE " + LOCK
+                + (asynchronousCommit ? " AND set_config('synchronous_commit', 'off', true) = 'off'" : "")
                 + " ON CONFLICT (scoped_key) DO NOTHING";
     }
 

@@ -1,0 +1,261 @@
+package io.quarkiverse.idempotency.test.database;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+import jakarta.transaction.Transactional;
+
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.spi.Connector;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.HandlerFailedException;
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.StoreUnavailableException;
+import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkiverse.idempotency.test.support.Delivered;
+import io.quarkiverse.idempotency.test.support.Sql;
+import io.quarkiverse.idempotency.test.support.TestApps;
+import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.reactive.messaging.annotations.Blocking;
+import io.smallrye.reactive.messaging.memory.InMemoryConnector;
+
+/**
+ * {@code quarkus.idempotency.channels."<channel>".asynchronous-commit}: the handler's transaction, work and key, commits
+ * without waiting for its WAL flush, and its message is acked only once a flush has passed that commit; a flush that
+ * cannot be had leaves the message unacked and uncounted, and its redelivery finds the key. Another channel keeps
+ * synchronous commits.
+ */
+class AsynchronousCommitTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[] { "async-charges", "sync-charges" },
+            Charger.class, Charge.class)
+            .overrideConfigKey("quarkus.idempotency.channels.async-charges.asynchronous-commit", "true")
+            .overrideConfigKey("quarkus.idempotency.confirmed-keys-cache-size", "0")
+            // one pooled connection: the flush after a commit runs on the very connection the handler committed on
+            .overrideConfigKey("quarkus.datasource.jdbc.max-size", "1")
+            .overrideConfigKey("quarkus.datasource.jdbc.acquisition-timeout", "20s");
+
+    @Inject
+    @Connector("smallrye-in-memory")
+    InMemoryConnector connector;
+
+    @Inject
+    Charger charger;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Inject
+    DatabaseIdempotencyStore store;
+
+    private Sql sql() {
+        return new Sql(dataSource);
+    }
+
+    @BeforeEach
+    void clean() throws SQLException {
+        sql().execute("DELETE FROM idempotency_record");
+        sql().execute("DELETE FROM test_charge");
+        charger.runs.set(0);
+        charger.settings.clear();
+        charger.failNext = false;
+        charger.killConnectionAfterCommit = false;
+    }
+
+    @Test
+    void eachMessageIsAckedOnceAFlushPassedItsAsynchronousCommit() throws Exception {
+        long[] before = store.flushStatistics();
+        List<Delivered<String>> sent = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            Delivered<String> delivered = Delivered.withId("m-" + i, "A-" + i);
+            sent.add(delivered);
+            connector.source("async-charges").send(delivered.message());
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> sent.stream().allMatch(Delivered::settled));
+        sent.forEach(delivered -> assertEquals(1, delivered.acks(), delivered.toString()));
+        assertEquals("40", sql().query("SELECT count(*)::text FROM test_charge"));
+        assertEquals("40", sql().query("SELECT count(*)::text FROM idempotency_record WHERE state = 'CONFIRMED'"));
+        assertEquals(40, charger.settings.size());
+        assertTrue(charger.settings.stream().allMatch("off"::equals),
+                "every handler's transaction commits asynchronously: " + charger.settings);
+        long[] after = store.flushStatistics();
+        assertEquals(40, after[1] - before[1], "every delivery waited for a flush before its ack");
+        long flushes = after[0] - before[0];
+        assertTrue(flushes >= 1 && flushes <= 40, flushes + " flushes");
+        System.out.println("ASYNCHRONOUS COMMIT: 40 deliveries, " + flushes + " flushes");
+
+        for (int i = 0; i < 5; i++) {
+            assertEquals(1, send("async-charges", Delivered.withId("m-" + i, "A-" + i)).acks(), "a duplicate");
+        }
+        assertEquals(40, charger.runs.get());
+        assertEquals(after[1], store.flushStatistics()[1], "a duplicate commits nothing, so waits for no flush");
+        assertEquals("on", sql().query("SHOW synchronous_commit"), "the pooled connection keeps its own setting");
+    }
+
+    @Test
+    void aChannelWithoutTheSettingCommitsSynchronously() throws Exception {
+        long[] before = store.flushStatistics();
+        assertEquals(1, send("sync-charges", Delivered.withId("s-1", "S-1")).acks());
+        assertEquals(List.of("on"), List.copyOf(charger.settings));
+        assertEquals(before[1], store.flushStatistics()[1], "no flush awaited");
+    }
+
+    @Test
+    void aFailedHandlerRollsBackAndIsCountedWithoutAwaitingAFlush() throws Exception {
+        long[] before = store.flushStatistics();
+        charger.failNext = true;
+        assertInstanceOf(HandlerFailedException.class, send("async-charges", Delivered.withId("f-1", "F-1")).nacks()
+                .get(0));
+        assertEquals("FAILED 1", sql().query("SELECT state || ' ' || attempts FROM idempotency_record"
+                + " WHERE scoped_key = 'async-charges:f-1'"));
+        assertEquals("0", sql().query("SELECT count(*)::text FROM test_charge"));
+        assertEquals(before[1], store.flushStatistics()[1], "a rollback has nothing to make durable");
+        assertEquals(1, send("async-charges", Delivered.withId("f-1", "F-1")).acks(), "the retry runs");
+        assertEquals("1", sql().query("SELECT count(*)::text FROM test_charge"));
+    }
+
+    @Test
+    void aFlushThatFailsLeavesTheMessageUnackedAndUncountedItsRedeliveryFindsTheKey() throws Exception {
+        charger.killConnectionAfterCommit = true;
+        Delivered<String> first = send("async-charges", Delivered.withId("k-1", "K-1"));
+        assertEquals(0, first.acks(), "not acked: whether the commit is durable could not be learnt");
+        StoreUnavailableException unavailable = assertInstanceOf(StoreUnavailableException.class, first.nacks().get(0));
+        assertTrue(unavailable.requeue(), "retried later");
+        assertEquals("CONFIRMED 0", sql().query("SELECT state || ' ' || attempts FROM idempotency_record"
+                + " WHERE scoped_key = 'async-charges:k-1'"), "the commit was kept (the server did not crash); no"
+                        + " attempt counted");
+
+        assertEquals(1, send("async-charges", Delivered.withId("k-1", "K-1")).acks(), "the redelivery: a duplicate");
+        assertEquals(1, charger.runs.get(), "charged once");
+        assertEquals("1", sql().query("SELECT count(*)::text FROM test_charge"));
+    }
+
+    @Test
+    void theFlushMakesEveryEarlierAsynchronousCommitDurable() throws Exception {
+        // the WAL writer asleep: only the flush can write an asynchronous commit out and sync it
+        sql().execute("ALTER SYSTEM SET wal_writer_delay = '10s'");
+        sql().query("SELECT pg_reload_conf()::text");
+        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), TestApps.jdbcPassword())) {
+            c.setAutoCommit(false);
+            c.createStatement().execute("SET LOCAL synchronous_commit = off");
+            c.createStatement().execute("INSERT INTO test_charge (order_id) VALUES ('probe')");
+            c.commit();
+            String committed = text(c, "SELECT pg_current_wal_insert_lsn()::text");
+            c.commit();
+            assertTrue(Long.parseLong(text(c, "SELECT pg_wal_lsn_diff(pg_current_wal_flush_lsn(), '" + committed
+                    + "')::bigint::text")) < 0, "the asynchronous commit is not flushed yet");
+            c.commit();
+            store.awaitDurable();
+            assertTrue(Long.parseLong(text(c, "SELECT pg_wal_lsn_diff(pg_current_wal_flush_lsn(), '" + committed
+                    + "')::bigint::text")) >= 0, "flushed past the commit");
+            c.commit();
+        } finally {
+            sql().execute("ALTER SYSTEM RESET wal_writer_delay");
+            sql().query("SELECT pg_reload_conf()::text");
+        }
+    }
+
+    private static String text(Connection c, String query) throws SQLException {
+        try (var rs = c.createStatement().executeQuery(query)) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    private Delivered<String> send(String channel, Delivered<String> delivered) {
+        connector.source(channel).send(delivered.message());
+        await().atMost(Duration.ofSeconds(30)).until(delivered::settled);
+        return delivered;
+    }
+
+    @Singleton
+    public static class Charger {
+        final AtomicInteger runs = new AtomicInteger();
+        final Queue<String> settings = new ConcurrentLinkedQueue<>();
+        volatile boolean failNext;
+        volatile boolean killConnectionAfterCommit;
+
+        @Inject
+        TransactionSynchronizationRegistry transactions;
+
+        @Incoming("async-charges")
+        @Idempotent
+        @Blocking(ordered = false)
+        @Transactional
+        void charge(String orderId) {
+            work(orderId);
+        }
+
+        @Incoming("sync-charges")
+        @Idempotent
+        @Blocking(ordered = false)
+        @Transactional
+        void chargeSynchronously(String orderId) {
+            work(orderId);
+        }
+
+        private void work(String orderId) {
+            runs.incrementAndGet();
+            Charge.of(orderId).persistAndFlush();
+            settings.add((String) Charge.getEntityManager()
+                    .createNativeQuery("SELECT current_setting('synchronous_commit')").getSingleResult());
+            if (killConnectionAfterCommit) {
+                killConnectionAfterCommit = false;
+                int pid = ((Number) Charge.getEntityManager().createNativeQuery("SELECT pg_backend_pid()")
+                        .getSingleResult()).intValue();
+                // once the transaction has committed, the connection it committed on dies: the flush that follows,
+                // on the same pooled connection, fails
+                transactions.registerInterposedSynchronization(new Synchronization() {
+                    @Override
+                    public void beforeCompletion() {
+                    }
+
+                    @Override
+                    public void afterCompletion(int status) {
+                        if (status == Status.STATUS_COMMITTED) {
+                            terminate(pid);
+                        }
+                    }
+                });
+            }
+            if (failNext) {
+                failNext = false;
+                throw new IllegalStateException("card declined");
+            }
+        }
+
+        private static void terminate(int pid) {
+            try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(),
+                    TestApps.jdbcPassword());
+                    PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(?, 5000)")) {
+                ps.setInt(1, pid);
+                ps.executeQuery().close();
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+}
