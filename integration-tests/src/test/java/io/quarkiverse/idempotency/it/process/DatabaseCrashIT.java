@@ -52,6 +52,7 @@ class DatabaseCrashIT {
                 broker.reset();
                 Ledger.reset();
             }
+            long deadLetteredBefore = broker.ready(Broker.DLQ); // what an earlier test may have left
             // Which charges committed asynchronously: a row in the same transaction, so lost with it.
             Ledger.execute("CREATE TABLE IF NOT EXISTS database_crash_async (order_id varchar NOT NULL)");
             Ledger.execute("DELETE FROM database_crash_async");
@@ -68,23 +69,23 @@ class DatabaseCrashIT {
                     broker.publishToQueue(UUID.randomUUID().toString(), Broker.payment("D-" + i, 100 + i));
                 }
                 try (AppProcess app = AppProcess.start("database-crash", Services.with(ENV))) {
-                    await().atMost(Duration.ofSeconds(120)).until(() -> Ledger.distinctChargedOrders() >= ORDERS / 3);
+                    await().atMost(Duration.ofSeconds(120)).until(() -> charged() >= ORDERS / 3);
                     // Frozen, the application asks for no flush: what it committed since its last one stays in the
                     // WAL buffers (the WAL writer sleeps 10 s here), visible but not written, and the crash loses it.
                     signal(app, "STOP");
-                    long visibleAtCrash = Ledger.distinctChargedOrders();
+                    long visibleAtCrash = charged();
                     pgCtl(cluster, "stop", "-m", "immediate");
                     pgCtl(cluster, "start");
                     await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> Ledger.count("SELECT 1") == 1);
-                    long keptByCrash = Ledger.distinctChargedOrders();
+                    long keptByCrash = charged();
                     signal(app, "CONT");
                     assertTrue(keptByCrash < ORDERS, "crashed mid-stream");
                     long ready = System.nanoTime();
                     try {
-                        await().atMost(BOUND).until(() -> Ledger.distinctChargedOrders() == ORDERS
+                        await().atMost(BOUND).until(() -> charged() == ORDERS
                                 && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0);
                     } catch (ConditionTimeoutException e) {
-                        throw new AssertionError(Ledger.distinctChargedOrders() + " of " + ORDERS + " orders charged, "
+                        throw new AssertionError(charged() + " of " + ORDERS + " orders charged, "
                                 + broker.ready(Broker.QUEUE) + " ready, " + Ledger.claims() + " claims", e);
                     }
                     long asynchronous = Ledger.count("SELECT count(*) FROM database_crash_async");
@@ -92,7 +93,9 @@ class DatabaseCrashIT {
                             + keptByCrash + " kept by the crash (" + (visibleAtCrash - keptByCrash) + " committed but"
                             + " lost, their messages not acked); all " + ORDERS + " charged "
                             + (System.nanoTime() - ready) / 1_000_000 + " ms after the restart; " + asynchronous
-                            + " charges committed asynchronously; charges " + Ledger.charges() + "; dead-lettered "
+                            + " charges committed asynchronously; charges " + Ledger.count("SELECT count(*) FROM charge WHERE"
+                                    + " order_id LIKE 'D-%'")
+                            + "; dead-lettered "
                             + broker.ready(Broker.DLQ) + "; the application's log: " + app.logText().lines()
                                     .filter(line -> line.contains("WARN") || line.contains("ERROR")).count()
                             + " warnings and errors");
@@ -104,9 +107,15 @@ class DatabaseCrashIT {
                 Ledger.execute("SELECT pg_reload_conf()");
                 Ledger.execute("DROP TRIGGER IF EXISTS database_crash_async ON charge");
             }
-            assertEquals(ORDERS, Ledger.charges(), "every payment charged exactly once");
-            assertEquals(0, broker.ready(Broker.DLQ), "none dead-lettered");
+            assertEquals(ORDERS, Ledger.count("SELECT count(*) FROM charge WHERE order_id LIKE 'D-%'"),
+                    "every payment charged exactly once");
+            assertEquals(deadLetteredBefore, broker.ready(Broker.DLQ), "none dead-lettered");
         }
+    }
+
+    /** The orders of this test charged (a message an earlier test left behind may charge one of its own). */
+    private static long charged() {
+        return Ledger.count("SELECT count(DISTINCT order_id) FROM charge WHERE order_id LIKE 'D-%'");
     }
 
     private static void signal(AppProcess app, String signal) throws IOException, InterruptedException {
