@@ -30,6 +30,7 @@ import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkus.runtime.QuarkusApplication;
 import io.quarkus.runtime.annotations.QuarkusMain;
 import io.smallrye.reactive.messaging.ChannelRegistry;
+import io.smallrye.reactive.messaging.PausableChannel;
 
 /**
  * Runs every measurement side by side in one JVM, against the local RabbitMQ and PostgreSQL, and prints ratios (this
@@ -48,6 +49,10 @@ public class Benchmark implements QuarkusApplication {
     static final int FIRST_PEER = 7;
     static final int FLUSH = 10;
     static final int IDEMPOTENT_FLUSH = 11;
+    /** The reactive consumers: Hibernate Reactive without the extension, and with it. */
+    static final int PLAIN_REACTIVE = 12;
+    static final int IDEMPOTENT_REACTIVE = 13;
+    static final int HAND_WRITTEN_REACTIVE = 14;
     static final List<String> ONLY = System.getProperty("bench.only") == null ? null
             : List.of(System.getProperty("bench.only").split(","));
     /** the flat-out purge's batch: the extension's default batch size */
@@ -55,6 +60,9 @@ public class Benchmark implements QuarkusApplication {
 
     @Inject
     Consumers consumers;
+
+    @Inject
+    ReactiveConsumers reactive;
 
     @Inject
     OutcomeCounter outcomes;
@@ -112,7 +120,10 @@ public class Benchmark implements QuarkusApplication {
                 new Kind("camel-orphan-lock", () -> consumers.camelOrphanLock.get()),
                 new Kind("spring-metadata", () -> consumers.spring.get()),
                 new Kind("hand-written-flush", () -> consumers.handWrittenFlush.get()),
-                new Kind("idempotent-flush", () -> consumers.idempotentFlush.get()));
+                new Kind("idempotent-flush", () -> consumers.idempotentFlush.get()),
+                new Kind("plain-reactive", () -> reactive.plain.get()),
+                new Kind("idempotent-reactive", () -> reactive.idempotent.get()),
+                new Kind("hand-written-reactive", () -> reactive.handWritten.get()));
         for (Kind kind : kinds) {
             purgeQueue("bench-" + kind.channel());
         }
@@ -200,6 +211,12 @@ public class Benchmark implements QuarkusApplication {
                 + " %.2f of the default mode), its statements by hand %.0f msg/s (ratio %.2f)%n",
                 bestRuns[IDEMPOTENT_FLUSH].rate(), overheadFlush, bestRuns[IDEMPOTENT_FLUSH].rate() / idempotent,
                 bestRuns[FLUSH].rate(), flushFloor);
+        double overheadReactive = bestRuns[IDEMPOTENT_REACTIVE].rate() / bestRuns[PLAIN_REACTIVE].rate();
+        System.out.printf("   reactive (Hibernate Reactive, @WithTransaction, on the event loop): plain %.0f msg/s,"
+                + " @Idempotent %.0f msg/s (ratio %.2f), its statement by hand %.0f msg/s (ratio %.2f)%n",
+                bestRuns[PLAIN_REACTIVE].rate(), bestRuns[IDEMPOTENT_REACTIVE].rate(), overheadReactive,
+                bestRuns[HAND_WRITTEN_REACTIVE].rate(),
+                bestRuns[HAND_WRITTEN_REACTIVE].rate() / bestRuns[PLAIN_REACTIVE].rate());
         double peerBest = 0;
         for (int k = FIRST_PEER; k < FLUSH; k++) {
             double ratio = bestRuns[k].rate() / plain;
@@ -246,10 +263,12 @@ public class Benchmark implements QuarkusApplication {
 
         System.out.printf(java.util.Locale.ROOT,
                 "BENCH overhead=%.2f overhead_best=%.2f overhead_nontx=%.2f duplicates=%.2f store=%.2f memory_ns=%.0f"
-                        + " purge_rows_s=%.0f purge_impact=%.2f recovery_s=%.1f peer_best=%.2f vs_peer=%.2f claims_per_commit=%.1f overhead_flush=%.2f flush_floor=%.2f%n",
+                        + " purge_rows_s=%.0f purge_impact=%.2f recovery_s=%.1f peer_best=%.2f vs_peer=%.2f claims_per_commit=%.1f overhead_flush=%.2f flush_floor=%.2f"
+                        + " overhead_reactive=%.2f reactive_floor=%.2f%n",
                 overhead, overheadBest, overheadNoTransaction, duplicates / idempotent, store[0] / store[1], memoryNs,
                 purged[0], purged[1] / purged[2], recovery.seconds(), peerBest, overhead / peerBest, claimsPerBatch,
-                overheadFlush, flushFloor);
+                overheadFlush, flushFloor, overheadReactive,
+                bestRuns[HAND_WRITTEN_REACTIVE].rate() / bestRuns[PLAIN_REACTIVE].rate());
         rabbit.close();
         return 0;
     }
@@ -287,7 +306,7 @@ public class Benchmark implements QuarkusApplication {
 
     /** Publishes while the channel is paused, then times the consumption. */
     private Run consume(String channel, String queue, int n, List<String> ids, LongSupplier done) throws Exception {
-        channels.getPausable(channel).pause();
+        pausables(channel).forEach(PausableChannel::pause);
         long before = done.getAsLong();
         for (int i = 0; i < n; i++) {
             AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().contentType("text/plain")
@@ -297,7 +316,7 @@ public class Benchmark implements QuarkusApplication {
         publisher.waitForConfirmsOrDie(60_000);
         CpuMeter.Sample cpu = CpuMeter.sample();
         long start = System.nanoTime();
-        channels.getPausable(channel).resume();
+        pausables(channel).forEach(PausableChannel::resume);
         long progress = done.getAsLong();
         long progressAt = System.nanoTime();
         while (done.getAsLong() - before < n) {
@@ -314,6 +333,22 @@ public class Benchmark implements QuarkusApplication {
         Run run = new Run(n / ((System.nanoTime() - start) / 1e9), CpuMeter.perMessage(cpu, CpuMeter.sample(), n));
         System.out.printf("   %s: %.0f msg/s; %s%n", channel, run.rate(), CpuMeter.describe(run.cpu()));
         return run;
+    }
+
+    // The channel, or its copies when it has concurrency=N (channel$1 ... channel$N).
+    private List<PausableChannel> pausables(String channel) {
+        PausableChannel single = channels.getPausable(channel);
+        if (single != null) {
+            return List.of(single);
+        }
+        List<PausableChannel> copies = new java.util.ArrayList<>();
+        for (int i = 1; channels.getPausable(channel + "$" + i) != null; i++) {
+            copies.add(channels.getPausable(channel + "$" + i));
+        }
+        if (copies.isEmpty()) {
+            throw new IllegalStateException("channel " + channel + " is not pausable");
+        }
+        return copies;
     }
 
     /** @return nanoseconds per claim+confirm: [extension, hand-written JDBC, extension with asynchronous claims] */

@@ -116,6 +116,9 @@ class DatabaseStoreProcessor {
         if (store.database() && config.database().datasource().filter(n -> !DataSourceUtil.isDefault(n)).isEmpty()) {
             multipleLastResources(methods).ifPresent(found::add);
         }
+        if (store.database()) {
+            found.addAll(reactiveOnAnotherDataSource(config, methods));
+        }
         if (store.kind() == StoreKind.DATABASE && !store.database()) {
             found.add(new IdempotencyDefinitionException(Rule.DATABASE_WITHOUT_ORM, "quarkus.idempotency.store"));
         }
@@ -147,6 +150,35 @@ class DatabaseStoreProcessor {
         return transactional.isEmpty() ? Optional.empty()
                 : Optional.of(new IdempotencyDefinitionException(Rule.MULTIPLE_LAST_RESOURCES, property,
                         transactional, mode.get()));
+    }
+
+    /**
+     * A {@code @WithTransaction} method writes its key through its persistence unit's session: on that unit's datasource,
+     * which must be the keys' one, or a blocking and a reactive consumer of one key would each find it free in a table of
+     * its own.
+     */
+    private static List<IdempotencyDefinitionException> reactiveOnAnotherDataSource(IdempotencyBuildTimeConfig config,
+            IdempotentMethodsBuildItem methods) {
+        String keys = config.database().datasource().filter(n -> !DataSourceUtil.isDefault(n))
+                .orElse(DataSourceUtil.DEFAULT_DATASOURCE_NAME);
+        List<IdempotencyDefinitionException> found = new ArrayList<>();
+        for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
+            if (!entry.info().isReactiveTransactional()) {
+                continue;
+            }
+            String unit = entry.info().getReactivePersistenceUnit();
+            boolean defaultUnit = "<default>".equals(unit);
+            String property = defaultUnit ? "quarkus.hibernate-orm.datasource"
+                    : "quarkus.hibernate-orm.\"" + unit + "\".datasource";
+            String dataSource = ConfigProvider.getConfig().getOptionalValue(property, String.class)
+                    .filter(n -> !DataSourceUtil.isDefault(n))
+                    .orElse(DataSourceUtil.DEFAULT_DATASOURCE_NAME); // a unit without one is on the default
+            if (!dataSource.equals(keys)) {
+                found.add(new IdempotencyDefinitionException(Rule.REACTIVE_OTHER_DATASOURCE, entry.method(), unit,
+                        dataSource, keys));
+            }
+        }
+        return found;
     }
 
     static final class PurgeEnabled implements BooleanSupplier {

@@ -28,6 +28,8 @@ final class IdempotencyDotNames {
     static final DotName RUN_ON_VIRTUAL_THREAD = DotName
             .createSimple("io.smallrye.common.annotation.RunOnVirtualThread");
     static final DotName TRANSACTIONAL = DotName.createSimple("jakarta.transaction.Transactional");
+    static final DotName WITH_TRANSACTION = DotName
+            .createSimple("io.quarkus.hibernate.reactive.panache.common.WithTransaction");
 
     static final DotName UNI = DotName.createSimple("io.smallrye.mutiny.Uni");
     static final DotName COMPLETION_STAGE = DotName.createSimple("java.util.concurrent.CompletionStage");

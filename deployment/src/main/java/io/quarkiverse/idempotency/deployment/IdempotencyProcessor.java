@@ -35,6 +35,7 @@ import io.quarkiverse.idempotency.runtime.InboundMessages;
 import io.quarkiverse.idempotency.runtime.MemoryStoreProducer;
 import io.quarkiverse.idempotency.runtime.NoopMetricsProducer;
 import io.quarkiverse.idempotency.runtime.ProgrammaticIdempotency;
+import io.quarkiverse.idempotency.runtime.ReactiveDeliveryInterceptor;
 import io.quarkiverse.idempotency.runtime.Redelivery;
 import io.quarkiverse.idempotency.runtime.StoreCheck;
 import io.quarkiverse.idempotency.runtime.StoreDeadLetters;
@@ -48,6 +49,7 @@ import io.quarkus.arc.deployment.AnnotationsTransformerBuildItem;
 import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem.ValidationErrorBuildItem;
+import io.quarkus.bootstrap.classloading.QuarkusClassLoader;
 import io.quarkus.deployment.Capabilities;
 import io.quarkus.deployment.Capability;
 import io.quarkus.deployment.annotations.BuildProducer;
@@ -89,6 +91,9 @@ class IdempotencyProcessor {
         return new IdempotentMethodAnalyzer(index.getIndex(), store.memory()).analyse();
     }
 
+    /** Where {@code @WithTransaction} keeps its sessions: present with Hibernate Reactive Panache. */
+    private static final String REACTIVE_SESSIONS = "io.quarkus.hibernate.reactive.panache.common.runtime.SessionOperations";
+
     @BuildStep
     void beans(Capabilities capabilities, IdempotencyBuildTimeConfig config, SelectedStoreBuildItem store,
             Optional<MetricsCapabilityBuildItem> metrics, BuildProducer<AdditionalBeanBuildItem> beans) {
@@ -104,6 +109,9 @@ class IdempotencyProcessor {
         }
         if (capabilities.isPresent(Capability.TRANSACTIONS)) {
             beans.produce(AdditionalBeanBuildItem.unremovableOf(TransactionalDeliveryInterceptor.class));
+        }
+        if (QuarkusClassLoader.isClassPresentAtRuntime(REACTIVE_SESSIONS)) {
+            beans.produce(AdditionalBeanBuildItem.unremovableOf(ReactiveDeliveryInterceptor.class));
         }
         if (!store.database()) {
             // Without Hibernate ORM the database store is a validation error; the memory store keeps ArC from

@@ -72,7 +72,8 @@ final class IdempotentMethodAnalyzer {
     private static IdempotentMethodInfo describe(MethodFacts facts) {
         return new IdempotentMethodInfo(facts.description(), facts.channels(), facts.scope(),
                 facts.keyFunction().toString(), mode(facts), facts.retention(), facts.lease(), facts.maxAttempts(),
-                facts.returns(), facts.messageParameter(), facts.processor(), facts.transactional());
+                facts.returns(), facts.messageParameter(), facts.processor(), facts.transactional(),
+                facts.reactiveUnit(), facts.reactiveStateless());
     }
 
     /**

@@ -39,11 +39,15 @@ import io.quarkiverse.idempotency.runtime.IdempotentMethodInfo.Returns;
  * @param lease the annotation's lease, trimmed (empty when not set)
  * @param maxAttempts the annotation's attempt budget (0 when not set)
  * @param scope the annotation's scope, trimmed (empty for the channel)
+ * @param reactiveUnit the persistence unit of its (or its class's) {@code @WithTransaction}, Hibernate Reactive's
+ *        transaction, or empty when it has none
+ * @param reactiveStateless whether that {@code @WithTransaction} opens a stateless session
  */
 record MethodFacts(MethodInfo method, List<String> channels, boolean inaccessible, boolean stream,
         boolean messageParameter, Returns returns, boolean processor, boolean blocking, boolean unordered,
         boolean nonBlocking, boolean transactional, boolean startsTransaction, String acknowledgment,
-        IdempotencyMode mode, DotName keyFunction, String retention, String lease, int maxAttempts, String scope) {
+        IdempotencyMode mode, DotName keyFunction, String retention, String lease, int maxAttempts, String scope,
+        String reactiveUnit, boolean reactiveStateless) {
 
     private static final Set<DotName> STREAM_TYPES = Set.of(MULTI, PUBLISHER, FLOW_PUBLISHER, PUBLISHER_BUILDER,
             PROCESSOR_BUILDER);
@@ -69,7 +73,33 @@ record MethodFacts(MethodInfo method, List<String> channels, boolean inaccessibl
                 startsTransaction(method), ack == null ? null : ack.value().asEnum(),
                 mode == null ? IdempotencyMode.AUTO : IdempotencyMode.valueOf(mode.asEnum()),
                 key == null ? MESSAGE_ID_KEY : key.asClass().name(), text(idempotent, "retention"),
-                text(idempotent, "lease"), maxAttempts == null ? 0 : maxAttempts.asInt(), text(idempotent, "scope"));
+                text(idempotent, "lease"), maxAttempts == null ? 0 : maxAttempts.asInt(), text(idempotent, "scope"),
+                reactiveUnit(method), reactiveStateless(method));
+    }
+
+    private static AnnotationInstance withTransaction(MethodInfo method) {
+        AnnotationInstance withTransaction = method.declaredAnnotation(WITH_TRANSACTION);
+        return withTransaction != null ? withTransaction : method.declaringClass().declaredAnnotation(WITH_TRANSACTION);
+    }
+
+    private static String reactiveUnit(MethodInfo method) {
+        AnnotationInstance withTransaction = withTransaction(method);
+        if (withTransaction == null) {
+            return "";
+        }
+        AnnotationValue unit = withTransaction.value();
+        return unit == null ? "<default>" : unit.asString();
+    }
+
+    private static boolean reactiveStateless(MethodInfo method) {
+        AnnotationInstance withTransaction = withTransaction(method);
+        AnnotationValue stateless = withTransaction == null ? null : withTransaction.value("stateless");
+        return stateless != null && stateless.asBoolean();
+    }
+
+    /** @return whether it (or its class) is {@code @WithTransaction}: it runs in a Hibernate Reactive transaction */
+    boolean reactiveTransactional() {
+        return !reactiveUnit.isEmpty();
     }
 
     /**
@@ -94,7 +124,9 @@ record MethodFacts(MethodInfo method, List<String> channels, boolean inaccessibl
 
     /** @return whether the key can be written in the method's own transaction */
     boolean canWriteKeyInTransaction() {
-        return transactional && startsTransaction && returns == Returns.SYNC && !messageParameter && !processor;
+        boolean startsOne = reactiveTransactional() ? returns == Returns.UNI && !transactional && !blocking
+                : transactional && startsTransaction && returns == Returns.SYNC;
+        return startsOne && !messageParameter && !processor;
     }
 
     private static String text(AnnotationInstance idempotent, String member) {

@@ -22,6 +22,8 @@ final class MethodRules {
             MethodRules::checkAcknowledgment, MethodRules::checkMessageProcessor,
             MethodRules::checkMessageReturnsStage, MethodRules::checkTransactionalSync, MethodRules::checkEventLoop,
             MethodRules::checkNonBlocking, MethodRules::checkTransactionalProcessor, MethodRules::checkInTransaction,
+            MethodRules::checkReactiveAndJta, MethodRules::checkReactiveBlocking, MethodRules::checkReactiveShape,
+            MethodRules::checkReactiveLease,
             m -> checkDuration(m, "retention", m.retention()), m -> checkDuration(m, "lease", m.lease()),
             MethodRules::checkAttempts);
 
@@ -89,13 +91,13 @@ final class MethodRules {
     }
 
     static Optional<IdempotencyDefinitionException> checkTransactionalSync(MethodFacts m) {
-        return m.transactional() && (m.returns() != Returns.SYNC || m.messageParameter())
+        return m.transactional() && !m.reactiveTransactional() && (m.returns() != Returns.SYNC || m.messageParameter())
                 ? broken(Rule.TRANSACTIONAL_ASYNC, m)
                 : Optional.empty();
     }
 
     static Optional<IdempotencyDefinitionException> checkEventLoop(MethodFacts m) {
-        return m.returns() != Returns.SYNC && !m.blocking()
+        return m.returns() != Returns.SYNC && !m.blocking() && !m.reactiveTransactional()
                 ? broken(Rule.EVENT_LOOP, m, m.method().returnType().name().withoutPackagePrefix())
                 : Optional.empty();
     }
@@ -111,6 +113,25 @@ final class MethodRules {
     static Optional<IdempotencyDefinitionException> checkInTransaction(MethodFacts m) {
         return m.mode() == IdempotencyMode.IN_TRANSACTION && !m.canWriteKeyInTransaction()
                 ? broken(Rule.IN_TRANSACTION_INELIGIBLE, m)
+                : Optional.empty();
+    }
+
+    static Optional<IdempotencyDefinitionException> checkReactiveAndJta(MethodFacts m) {
+        return m.reactiveTransactional() && m.transactional() ? broken(Rule.REACTIVE_AND_JTA, m) : Optional.empty();
+    }
+
+    static Optional<IdempotencyDefinitionException> checkReactiveBlocking(MethodFacts m) {
+        return m.reactiveTransactional() && m.blocking() ? broken(Rule.REACTIVE_BLOCKING, m) : Optional.empty();
+    }
+
+    static Optional<IdempotencyDefinitionException> checkReactiveShape(MethodFacts m) {
+        return m.reactiveTransactional() && (m.returns() != Returns.UNI || m.messageParameter() || m.processor())
+                ? broken(Rule.REACTIVE_SHAPE, m)
+                : Optional.empty();
+    }
+
+    static Optional<IdempotencyDefinitionException> checkReactiveLease(MethodFacts m) {
+        return m.reactiveTransactional() && m.mode() == IdempotencyMode.LEASE ? broken(Rule.REACTIVE_LEASE, m)
                 : Optional.empty();
     }
 

@@ -1,5 +1,6 @@
 package io.quarkiverse.idempotency.runtime;
 
+import java.time.Duration;
 import java.util.function.Supplier;
 
 import org.eclipse.microprofile.reactive.messaging.Metadata;
@@ -27,6 +28,8 @@ public final class Delivery implements DeliveryView {
 
     /** Where the outer interceptor leaves the delivery for the inner one, in the invocation context data. */
     static final String CONTEXT_KEY = Delivery.class.getName();
+    /** Where it leaves the delivery of a {@code @WithTransaction} method for the reactive inner one. */
+    static final String REACTIVE_CONTEXT_KEY = CONTEXT_KEY + ".reactive";
 
     private final DeliveryContext context;
     private final DeliveryTarget target;
@@ -69,7 +72,24 @@ public final class Delivery implements DeliveryView {
      * for a duplicate, or in state {@link DeliveryState#EXPIRED}: a dead owner's claim to take over on a lease first).
      */
     boolean claimInTransaction() {
-        Claim claim = ask(record::claimInTransaction);
+        return claimedInTransaction(ask(record::claimInTransaction));
+    }
+
+    /**
+     * {@link #claimInTransaction()}, for a claim that a reactive handler's session answered, asked at {@code start}
+     * ({@link System#nanoTime()}).
+     */
+    boolean answeredInTransaction(Claim claim, long start) {
+        context.listener().claimAnswered(this, System.nanoTime() - start);
+        return claimedInTransaction(claim);
+    }
+
+    /** A statement of a reactive handler's session that writes the key failed: the store failed, never counted. */
+    StoreUnavailableException sessionFailed(String operation, Throwable e) {
+        return storeFailed(operation, e);
+    }
+
+    private boolean claimedInTransaction(Claim claim) {
         if (claim.result() == ClaimResult.EXPIRED) {
             state = DeliveryState.EXPIRED;
             return false;
@@ -144,8 +164,26 @@ public final class Delivery implements DeliveryView {
         } catch (RuntimeException e) {
             throw storeFailed("confirm", e);
         }
+        return confirmedInTransaction(confirmed);
+    }
+
+    /**
+     * A reactive handler's session confirmed the lease-mode claim ({@code true}), or found it taken over: the caller
+     * rolls the transaction back.
+     */
+    boolean confirmedInTransaction(boolean confirmed) {
         state = confirmed ? DeliveryState.CONFIRMED_IN_TRANSACTION : DeliveryState.LOST_IN_TRANSACTION;
         return confirmed;
+    }
+
+    /** @return this delivery's claim token */
+    String token() {
+        return record.token();
+    }
+
+    /** @return how long the key is kept */
+    Duration retention() {
+        return target.policy().retention();
     }
 
     /** The handler's transaction ended, as the transaction manager saw it: a rollback is a failed attempt. */

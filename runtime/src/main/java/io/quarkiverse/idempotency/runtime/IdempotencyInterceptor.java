@@ -17,6 +17,8 @@ import io.quarkiverse.idempotency.DeliveryRevokedException;
 import io.quarkiverse.idempotency.IdempotencyException;
 import io.quarkiverse.idempotency.Idempotent;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 
 /**
  * Starts a {@link Delivery} for each invocation of an {@code @Idempotent} method and acts on what its transitions
@@ -66,9 +68,75 @@ public class IdempotencyInterceptor {
         inbound.started(delivery);
         return switch (plan.returns()) {
             case SYNC -> aroundSync(ic, plan, delivery, inbound);
-            case UNI -> aroundUni(ic, plan, delivery);
+            case UNI -> plan.inReactiveTransaction() ? aroundReactive(ic, delivery, inbound)
+                    : aroundUni(ic, plan, delivery);
             case COMPLETION_STAGE -> aroundUni(ic, plan, delivery).subscribeAsCompletionStage();
         };
+    }
+
+    /**
+     * A {@code @WithTransaction} method, on its event loop: {@link ReactiveDeliveryInterceptor} writes the key in its
+     * transaction, so a handled message costs no store call here. The store is called apart (on a worker thread, and
+     * back on the message's context after it) only where the blocking methods call it too: a message that may have been
+     * delivered before, or a dead owner's claim, is claimed on a lease first, so that an attempt that dies is counted;
+     * a failure is counted after the rollback.
+     */
+    private static Uni<Object> aroundReactive(InvocationContext ic, Delivery delivery, InboundMessage inbound) {
+        if (delivery.isDuplicate()) {
+            return Uni.createFrom().nullItem();
+        }
+        ic.getContextData().put(Delivery.REACTIVE_CONTEXT_KEY, delivery);
+        Context context = Vertx.currentContext();
+        Uni<Object> attempt = inbound.mayBeRedelivered() ? onLease(ic, delivery, context) : attempt(ic, delivery);
+        return settled(attempt, ic, delivery, inbound, context).onCancellation().invoke(delivery::abandoned);
+    }
+
+    /**
+     * The attempt's outcome, settled as a blocking method's is. A handled message takes one operator here (each one
+     * costs a context capture per message): its key was written or confirmed in the transaction that committed.
+     */
+    private static Uni<Object> settled(Uni<Object> attempt, InvocationContext ic, Delivery delivery,
+            InboundMessage inbound, Context context) {
+        return attempt.onItemOrFailure().transformToUni((item, failure) -> {
+            if (failure != null) {
+                return onContext(Blocking.call(() -> {
+                    throw delivery.failed(failure);
+                }), context);
+            }
+            DeliveryState state = delivery.state();
+            if (state == DeliveryState.WRITTEN_IN_TRANSACTION || state == DeliveryState.CONFIRMED_IN_TRANSACTION) {
+                delivery.succeeded(); // no store call
+                inbound.handled();
+                return Uni.createFrom().item(item);
+            }
+            if (state == DeliveryState.EXPIRED) {
+                // a dead owner's claim held the key: taken over on a lease, its attempt counted, then run again
+                return settled(onLease(ic, delivery, context), ic, delivery, inbound, context);
+            }
+            return state.ended() ? Uni.createFrom().nullItem() : onContext(Blocking.call(() -> {
+                delivery.succeeded();
+                return item;
+            }), context);
+        });
+    }
+
+    private static Uni<Object> attempt(InvocationContext ic, Delivery delivery) {
+        try {
+            return toUni(ic.proceed());
+        } catch (Throwable t) {
+            return Uni.createFrom().failure(t);
+        }
+    }
+
+    // Claims the key on a lease, off the event loop, then runs the method in a transaction that confirms the claim.
+    private static Uni<Object> onLease(InvocationContext ic, Delivery delivery, Context context) {
+        return onContext(Blocking.call(delivery::claim), context)
+                .chain(run -> run ? attempt(ic, delivery) : Uni.createFrom().nullItem());
+    }
+
+    // Back on the message's Vert.x context, where its session and its transaction live.
+    private static <T> Uni<T> onContext(Uni<T> uni, Context context) {
+        return context == null ? uni : uni.emitOn(command -> context.runOnContext(ignored -> command.run()));
     }
 
     /**
@@ -207,7 +275,7 @@ public class IdempotencyInterceptor {
     }
 
     @SuppressWarnings("unchecked")
-    private static Uni<Object> toUni(Object returned) {
+    static Uni<Object> toUni(Object returned) {
         if (returned instanceof Uni<?> uni) {
             return (Uni<Object>) uni;
         }

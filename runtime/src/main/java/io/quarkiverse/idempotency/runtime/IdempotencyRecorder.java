@@ -7,6 +7,8 @@ import java.util.function.Function;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
+import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkus.arc.SyntheticCreationalContext;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.annotations.Recorder;
@@ -25,8 +27,18 @@ public class IdempotencyRecorder {
             IdempotencyStore store = context.getInjectedReference(IdempotencyStore.class);
             return new IdempotentMethods(infos, connectors, redeliveries,
                     context.getInjectedReference(IdempotencyConfig.class), store.joinsTransactions(),
-                    store.commitsAsynchronously());
+                    store.commitsAsynchronously(), () -> sessionRefusal(store),
+                    store instanceof InMemoryIdempotencyStore);
         };
+    }
+
+    // Why the store cannot write keys in a Hibernate Reactive handler's transaction, or null when it can.
+    private static String sessionRefusal(IdempotencyStore store) {
+        if (store instanceof DatabaseIdempotencyStore database) {
+            return database.sessionRefusalAtStartup();
+        }
+        return "the idempotency store " + store.getClass().getName() + " is not the database store, the only one that"
+                + " writes keys through a reactive session";
     }
 
     public void filterOutcomeLogs() {

@@ -33,11 +33,23 @@ public final class IdempotentMethodInfo {
     private final boolean messageParameter;
     private final boolean processor;
     private final boolean transactional;
+    private final String reactivePersistenceUnit;
+    private final boolean reactiveStateless;
+
+    public IdempotentMethodInfo(String description, List<String> channels, String scope, String keyFunctionClass,
+            IdempotencyMode mode, String retention, String lease, int maxAttempts, Returns returns,
+            boolean messageParameter, boolean processor, boolean transactional) {
+        this(description, channels, scope, keyFunctionClass, mode, retention, lease, maxAttempts, returns,
+                messageParameter, processor, transactional, "", false);
+    }
 
     @RecordableConstructor
     public IdempotentMethodInfo(String description, List<String> channels, String scope, String keyFunctionClass,
             IdempotencyMode mode, String retention, String lease, int maxAttempts, Returns returns,
-            boolean messageParameter, boolean processor, boolean transactional) {
+            boolean messageParameter, boolean processor, boolean transactional, String reactivePersistenceUnit,
+            boolean reactiveStateless) {
+        this.reactivePersistenceUnit = reactivePersistenceUnit;
+        this.reactiveStateless = reactiveStateless;
         this.description = description;
         this.channels = channels;
         this.scope = scope;
@@ -113,5 +125,23 @@ public final class IdempotentMethodInfo {
     /** @return whether the method always runs in a JTA transaction it starts ({@code @Transactional}) */
     public boolean isTransactional() {
         return transactional;
+    }
+
+    /**
+     * @return the persistence unit of the method's {@code @WithTransaction} (Hibernate Reactive), or empty when it has
+     *         none
+     */
+    public String getReactivePersistenceUnit() {
+        return reactivePersistenceUnit;
+    }
+
+    /** @return whether the method's {@code @WithTransaction} opens a stateless session */
+    public boolean isReactiveStateless() {
+        return reactiveStateless;
+    }
+
+    /** @return whether the method runs in a Hibernate Reactive transaction it starts ({@code @WithTransaction}) */
+    public boolean isReactiveTransactional() {
+        return !reactivePersistenceUnit.isEmpty();
     }
 }

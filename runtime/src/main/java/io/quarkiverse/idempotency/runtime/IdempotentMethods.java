@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import jakarta.interceptor.InvocationContext;
 
@@ -35,13 +36,14 @@ public final class IdempotentMethods {
 
     IdempotentMethods(List<IdempotentMethodInfo> infos, Map<String, String> connectors,
             Map<String, Redelivery> redeliveries, IdempotencyConfig config, boolean storeJoinsTransactions,
-            boolean storeCommitsAsynchronously) {
+            boolean storeCommitsAsynchronously, Supplier<String> sessionRefusal, boolean storeNeverBlocks) {
         this.plans = new MethodPlan[infos.size()];
         this.connectors = Map.copyOf(connectors);
         this.redeliveries = Map.copyOf(redeliveries);
         Set<String> allChannels = new HashSet<>();
         Set<String> processors = new HashSet<>();
         Duration shortest = config.lease();
+        String[] reactiveRefusal = null; // asked once, of the first reactive method
         for (int i = 0; i < plans.length; i++) {
             IdempotentMethodInfo info = infos.get(i);
             IdempotencyMode mode = mode(info, storeJoinsTransactions);
@@ -63,6 +65,16 @@ public final class IdempotentMethods {
                     shortest = policy.lease();
                 }
             }
+            if (info.isReactiveTransactional()) {
+                if (reactiveRefusal == null) {
+                    reactiveRefusal = new String[] { sessionRefusal.get() };
+                }
+                String refusal = reactiveRefusal(info, mode, redeliveries, reactiveRefusal[0], storeNeverBlocks);
+                if (refusal != null) {
+                    throw new IllegalStateException(info.getDescription() + " runs in a Hibernate Reactive transaction"
+                            + " (@WithTransaction) on its event loop, but " + refusal);
+                }
+            }
             if (!info.getScope().isEmpty() && !policies.containsKey(info.getScope())) {
                 policies.put(info.getScope(), policies.get(info.getChannels().get(0)));
             }
@@ -71,7 +83,9 @@ public final class IdempotentMethods {
                     info.getScope().isEmpty() ? null : info.getScope(),
                     keyFunction(info.getKeyFunctionClass()), mode, Map.copyOf(policies), info.getReturns(),
                     info.isMessageParameter(), info.isProcessor(), info.isTransactional(),
-                    mode == IdempotencyMode.LEASE && info.isTransactional() && storeJoinsTransactions);
+                    mode == IdempotencyMode.LEASE && info.isTransactional() && storeJoinsTransactions,
+                    info.isReactiveTransactional() ? info.getReactivePersistenceUnit() : null,
+                    info.isReactiveStateless());
             allChannels.addAll(info.getChannels());
             if (info.isProcessor()) {
                 processors.addAll(info.getChannels());
@@ -151,6 +165,27 @@ public final class IdempotentMethods {
         }
         if (redelivery == Redelivery.IN_PLACE) {
             return "consumes a channel that retries in place (Kafka)";
+        }
+        return null;
+    }
+
+    // Why a @WithTransaction method cannot have its key written without blocking its event loop, or null when it can.
+    private static String reactiveRefusal(IdempotentMethodInfo info, IdempotencyMode mode,
+            Map<String, Redelivery> redeliveries, String sessionRefusal, boolean storeNeverBlocks) {
+        if (mode == IdempotencyMode.LEASE && !storeNeverBlocks) {
+            return "its key would be claimed on a lease apart from that transaction (mode = LEASE, or a store that"
+                    + " cannot write in the handler's transaction), and lease-mode store calls block; use the database"
+                    + " store on the handlers' datasource in the default mode, or a blocking @Transactional method";
+        }
+        if (mode != IdempotencyMode.LEASE && sessionRefusal != null) {
+            return "its key cannot be written in that transaction: " + sessionRefusal;
+        }
+        for (String channel : info.getChannels()) {
+            if (redeliveries.get(channel) == Redelivery.IN_PLACE) {
+                return "its channel " + channel + " retries failed deliveries in place (Kafka), waiting on the"
+                        + " handler's thread, which an event loop must not do; use a blocking @Transactional method"
+                        + " there";
+            }
         }
         return null;
     }

@@ -89,7 +89,7 @@ final class KeyRecord {
         return lease;
     }
 
-    private String token() {
+    String token() {
         if (token == null) {
             token = context.tokens().next();
         }

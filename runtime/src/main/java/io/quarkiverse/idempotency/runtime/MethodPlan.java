@@ -27,6 +27,8 @@ public final class MethodPlan {
     private final boolean processor;
     private final boolean transactional;
     private final boolean confirmsInTransaction;
+    private final String persistenceUnit;
+    private final boolean statelessSession;
     private volatile boolean keysApart;
 
     /**
@@ -46,6 +48,24 @@ public final class MethodPlan {
     public MethodPlan(String description, String singleChannel, String scope, KeyFunction<Object> keyFunction,
             IdempotencyMode mode, Map<String, DeliveryPolicy> policies, IdempotentMethodInfo.Returns returns,
             boolean messageParameter, boolean processor, boolean transactional, boolean confirmsInTransaction) {
+        this(description, singleChannel, scope, keyFunction, mode, policies, returns, messageParameter, processor,
+                transactional, confirmsInTransaction, null, false);
+    }
+
+    /**
+     * {@link #MethodPlan(String, String, String, KeyFunction, IdempotencyMode, Map, IdempotentMethodInfo.Returns,
+     * boolean, boolean, boolean, boolean)} of a method that starts a Hibernate Reactive transaction
+     * ({@code @WithTransaction}).
+     *
+     * @param persistenceUnit its persistence unit, or {@code null} when the method has no reactive transaction
+     * @param statelessSession whether its transaction is a stateless session's
+     */
+    public MethodPlan(String description, String singleChannel, String scope, KeyFunction<Object> keyFunction,
+            IdempotencyMode mode, Map<String, DeliveryPolicy> policies, IdempotentMethodInfo.Returns returns,
+            boolean messageParameter, boolean processor, boolean transactional, boolean confirmsInTransaction,
+            String persistenceUnit, boolean statelessSession) {
+        this.persistenceUnit = persistenceUnit;
+        this.statelessSession = statelessSession;
         this.description = description;
         this.singleChannel = singleChannel;
         this.scope = scope;
@@ -74,6 +94,24 @@ public final class MethodPlan {
     /** @return whether the key is written in the method's own transaction */
     public boolean inTransaction() {
         return mode == IdempotencyMode.IN_TRANSACTION && !keysApart;
+    }
+
+    /**
+     * @return whether the key is written in the method's own Hibernate Reactive transaction, through its session, on
+     *         its event loop ({@code @WithTransaction} in in-transaction mode)
+     */
+    public boolean inReactiveTransaction() {
+        return persistenceUnit != null && mode == IdempotencyMode.IN_TRANSACTION;
+    }
+
+    /** @return the persistence unit of the method's reactive transaction */
+    public String persistenceUnit() {
+        return persistenceUnit;
+    }
+
+    /** @return whether the method's reactive transaction is a stateless session's */
+    public boolean statelessSession() {
+        return statelessSession;
     }
 
     /** @return whether a lease-mode claim is confirmed inside the method's transaction */

@@ -25,7 +25,9 @@ public enum Rule {
             "take the payload and return void or a value (it runs on a worker"
                     + " thread), or drop @Transactional and open the transaction inside the method"),
     EVENT_LOOP("@Idempotent method returns %s and would run on the event loop, where the store's blocking calls are"
-            + " not allowed", "annotate it with @Blocking (or @RunOnVirtualThread)"),
+            + " not allowed",
+            "annotate it with @Blocking (or @RunOnVirtualThread), or, for Hibernate Reactive, with @WithTransaction"
+                    + " (its key is then written in its transaction, without blocking)"),
     NON_BLOCKING("@Idempotent method is @NonBlocking, where the store's blocking calls are not allowed",
             "remove @NonBlocking"),
     TRANSACTIONAL_PROCESSOR("@Idempotent processor is @Transactional: its transaction commits before its output is"
@@ -34,8 +36,26 @@ public enum Rule {
             "remove @Transactional (the key is then confirmed once the output is"
                     + " acknowledged downstream), or write the output in the transaction (an outbox) from a consumer"),
     IN_TRANSACTION_INELIGIBLE("@Idempotent(mode = IN_TRANSACTION) needs a @Transactional method that starts its"
-            + " transaction, takes the payload, returns synchronously and emits nothing",
+            + " transaction, takes the payload, returns synchronously and emits nothing, or a @WithTransaction one that"
+            + " takes the payload and returns Uni",
             "add @Transactional (REQUIRED or REQUIRES_NEW), or use mode = LEASE"),
+    REACTIVE_AND_JTA("@Idempotent method is both @WithTransaction (a Hibernate Reactive transaction) and"
+            + " @Transactional (a JTA one): its key can be written in only one of them, and Quarkus refuses the mix",
+            "keep @WithTransaction on a method returning Uni, or @Transactional on a synchronous one"),
+    REACTIVE_BLOCKING("@Idempotent @WithTransaction method is @Blocking or @RunOnVirtualThread, but Hibernate"
+            + " Reactive runs its session on the event loop only",
+            "remove @Blocking: the key is written in the method's reactive transaction, without blocking"),
+    REACTIVE_SHAPE("@Idempotent @WithTransaction method takes a Message, has @Outgoing, or does not return Uni, so its"
+            + " key cannot be written in its reactive transaction and its outcome known when that commits",
+            "take the payload and return Uni<Void>"),
+    REACTIVE_OTHER_DATASOURCE("@Idempotent @WithTransaction method writes its key through persistence unit %s, on"
+            + " datasource %s, but the idempotency keys are on datasource %s: a blocking and a reactive consumer of one"
+            + " key would each find it free, in a table of its own",
+            "set quarkus.idempotency.database.datasource to that datasource, or use the persistence unit of the keys'"
+                    + " datasource"),
+    REACTIVE_LEASE("@Idempotent(mode = LEASE) @WithTransaction method would claim its key on a lease apart from its"
+            + " reactive transaction, with store calls that block its event loop",
+            "remove mode = LEASE: the key is then written in the method's own transaction"),
     IN_TRANSACTION_MEMORY_STORE("@Idempotent(mode = IN_TRANSACTION) needs a store that writes keys in the method's"
             + " transaction, but quarkus.idempotency.store=memory", "use the database store, or mode = LEASE"),
     KEY_FUNCTION_NOT_INDEXED("@Idempotent key function %s is not in the index",

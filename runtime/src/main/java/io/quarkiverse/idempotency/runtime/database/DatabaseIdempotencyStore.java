@@ -25,6 +25,7 @@ import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.IdempotencyConfig.Database.Partitioning;
 
 /**
  * The production store: the {@link IdempotencyRecord} table on PostgreSQL, written with the statements of
@@ -39,7 +40,7 @@ import io.quarkiverse.idempotency.ScopedKey;
 public class DatabaseIdempotencyStore implements IdempotencyStore {
 
     /** How many times an in-transaction claim looks again when the key's holder ended between two statements. */
-    private static final int IN_TRANSACTION_ROUNDS = 3;
+    static final int IN_TRANSACTION_ROUNDS = 3;
     private static final int FAILURE_LENGTH = 1000;
 
     /** ON CONFLICT without a unique index matching it: the table was moved to partitions while this ran. */
@@ -107,6 +108,36 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         this.partitionedClaimBatch = PartitionStatements.claimBatch(table);
         this.claims = leaseBatchSize > 1 ? new GroupCommit<>(this::claimAll, leaseBatchSize) : null;
         this.confirms = leaseBatchSize > 1 ? new GroupCommit<>(this::confirmAll, leaseBatchSize) : null;
+    }
+
+    /** @return the statements of the unpartitioned table, for {@link SessionKeys} */
+    RecordStatements statements() {
+        return sql;
+    }
+
+    /**
+     * @return why keys cannot be written in a Hibernate Reactive handler's transaction ({@link SessionKeys}), or
+     *         {@code null} when they can
+     */
+    public String sessionRefusal() {
+        return partitioned ? "its idempotency table '" + table.name() + "' is partitioned by time, which keys written"
+                + " by a reactive session do not support yet" : null;
+    }
+
+    /**
+     * {@link #sessionRefusal()}, at startup: the table as configured to be laid out, and as the database has it now.
+     */
+    public String sessionRefusalAtStartup() {
+        if (plan.partitioning() == Partitioning.TIME) {
+            return "quarkus.idempotency.database.partitioning is time, which keys written by a reactive session do not"
+                    + " support yet";
+        }
+        try {
+            readLayout();
+        } catch (RuntimeException unreachable) {
+            // the database is down at startup: each claim asks again
+        }
+        return sessionRefusal();
     }
 
     @Override

@@ -12,7 +12,10 @@ import jakarta.transaction.Status;
 import jakarta.transaction.SystemException;
 import jakarta.transaction.TransactionManager;
 
+import org.jboss.logging.Logger;
+
 import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.vertx.core.Context;
 
 /**
  * The key table on its datasource, and the JDBC plumbing every statement of the database store goes through: one
@@ -39,6 +42,11 @@ public final class KeyTable {
         T run(Connection connection) throws SQLException;
     }
 
+    private static final Logger LOG = Logger.getLogger(KeyTable.class);
+
+    /** Whether a statement ran on an event loop thread: a defect, said once. */
+    private static volatile boolean blockedAnEventLoop;
+
     private final DataSource dataSource;
     private final TransactionManager transactions;
     private final String name;
@@ -47,6 +55,11 @@ public final class KeyTable {
         this.dataSource = dataSource;
         this.transactions = transactions;
         this.name = name;
+    }
+
+    /** @return whether a statement of the store ever ran on an event loop thread (a defect, warned about once) */
+    static boolean blockedAnEventLoop() {
+        return blockedAnEventLoop;
     }
 
     /** @return the table's name, schema-qualified when configured so */
@@ -91,6 +104,12 @@ public final class KeyTable {
      * @param failure what failed, for the exception's message
      */
     public <T> T connect(Work<T> work, String failure) {
+        if (Context.isOnEventLoopThread() && !blockedAnEventLoop) {
+            blockedAnEventLoop = true;
+            LOG.warnf("The idempotency database store was called on event loop thread %s (%s): its JDBC statements"
+                    + " block that thread and every message behind it. Said once; report it, with this stack trace",
+                    new IllegalStateException("called here"), Thread.currentThread().getName(), failure);
+        }
         try (Connection c = dataSource.getConnection()) {
             return work.run(c);
         } catch (SQLException e) {

@@ -1,4 +1,4 @@
-package io.quarkiverse.idempotency.it;
+package io.quarkiverse.idempotency.testing;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -8,18 +8,30 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * Every log record of this JVM while installed, with its stack trace's messages, for tests that assert on what was
- * (not) logged.
+ * Every log record of this JVM while installed, with its exceptions' messages (and, when asked, their stack frames),
+ * for tests that assert on what was (not) logged.
  */
 public final class LogCapture extends Handler implements AutoCloseable {
 
     private final List<String> lines = new CopyOnWriteArrayList<>();
+    private final boolean stackFrames;
 
-    private LogCapture() {
+    private LogCapture(boolean stackFrames) {
+        this.stackFrames = stackFrames;
     }
 
+    /** Captures each record's message and its exceptions' messages. */
     public static LogCapture install() {
-        LogCapture capture = new LogCapture();
+        return install(false);
+    }
+
+    /** Captures each record's message and its exceptions, stack frames included (where a thread was blocked). */
+    public static LogCapture installWithStackFrames() {
+        return install(true);
+    }
+
+    private static LogCapture install(boolean stackFrames) {
+        LogCapture capture = new LogCapture(stackFrames);
         Logger.getLogger("").addHandler(capture);
         return capture;
     }
@@ -29,6 +41,11 @@ public final class LogCapture extends Handler implements AutoCloseable {
         StringBuilder line = new StringBuilder(String.valueOf(record.getMessage()));
         for (Throwable t = record.getThrown(); t != null; t = t.getCause() == t ? null : t.getCause()) {
             line.append(" | ").append(t);
+            if (stackFrames) {
+                for (StackTraceElement frame : t.getStackTrace()) {
+                    line.append("\n\tat ").append(frame);
+                }
+            }
         }
         lines.add(line.toString());
     }

@@ -1,0 +1,70 @@
+package io.quarkiverse.idempotency.benchmark;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+
+import jakarta.inject.Singleton;
+
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.Message;
+
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.runtime.database.RecordStatements;
+import io.quarkus.hibernate.reactive.panache.Panache;
+import io.quarkus.hibernate.reactive.panache.common.WithTransaction;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMetadata;
+
+/**
+ * The reactive consumers: the same one insert, with Hibernate Reactive on the event loop; without idempotency, with the
+ * extension, and with the extension's statement written by hand (the floor).
+ */
+@Singleton
+public class ReactiveConsumers {
+
+    private static final String CLAIM_IN_TRANSACTION = RecordStatements.claimInTransaction("idempotency_record");
+    private static final long RETENTION = Duration.ofHours(24).toMillis();
+
+    final AtomicLong plain = new AtomicLong();
+    final AtomicLong idempotent = new AtomicLong();
+    final AtomicLong handWritten = new AtomicLong();
+
+    @Incoming("plain-reactive")
+    @WithTransaction
+    Uni<Void> plain(String payload) {
+        return insert("plain-reactive", payload).invoke(plain::incrementAndGet);
+    }
+
+    /** The extension's default: the key written in the handler's reactive transaction. */
+    @Incoming("idempotent-reactive")
+    @Idempotent
+    @WithTransaction
+    Uni<Void> idempotent(String payload) {
+        return insert("idempotent-reactive", payload).invoke(idempotent::incrementAndGet);
+    }
+
+    /**
+     * The floor, by hand: the extension's guarded insert of the key through the session, then the row, in one reactive
+     * transaction; the message acked after its commit.
+     */
+    @Incoming("hand-written-reactive")
+    Uni<Void> handWritten(Message<String> message) {
+        String id = "hand-reactive:" + message.getMetadata(IncomingRabbitMQMetadata.class)
+                .flatMap(IncomingRabbitMQMetadata::getMessageId).orElseThrow();
+        return Panache.withTransaction(() -> Panache.getSession()
+                .chain(session -> session.createNativeQuery(CLAIM_IN_TRANSACTION).setParameter(1, id)
+                        .setParameter(2, "hand").setParameter(3, "hand-written#1").setParameter(4, RETENTION)
+                        .setParameter(5, id).executeUpdate())
+                .chain(inserted -> inserted == 1
+                        ? insert("hand-written-reactive", message.getPayload()).invoke(handWritten::incrementAndGet)
+                        : Uni.createFrom().voidItem()))
+                .chain(() -> Uni.createFrom().completionStage(message.ack()));
+    }
+
+    private static Uni<Void> insert(String consumer, String payload) {
+        ReactiveBenchRow row = new ReactiveBenchRow();
+        row.consumer = consumer;
+        row.payload = payload;
+        return row.persist().replaceWithVoid();
+    }
+}

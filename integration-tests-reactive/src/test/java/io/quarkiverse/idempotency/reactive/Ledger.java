@@ -1,0 +1,98 @@
+package io.quarkiverse.idempotency.reactive;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+import io.quarkiverse.idempotency.testing.TestServices;
+
+/** The test's own JDBC view of the database: charges and idempotency keys. */
+public final class Ledger {
+
+    private static final String EMPTIED = "idempotency.reactive-tests.database-emptied";
+
+    private Ledger() {
+    }
+
+    /** This module's own database, so that what its tests leave behind never meets the demo's migrations. */
+    static final String DATABASE = "reactive_test";
+
+    public static String url() {
+        return TestServices.postgres().jdbcUrl(DATABASE);
+    }
+
+    /**
+     * Creates the database afresh, once per test JVM, before the first application starts (a system property remembers it:
+     * each application's class loader has a copy of this class).
+     */
+    static synchronized void emptyDatabaseOnce() {
+        if (System.getProperty(EMPTIED) == null) {
+            System.setProperty(EMPTIED, "true");
+            TestServices.Server server = TestServices.postgres();
+            try (Connection c = DriverManager.getConnection(server.jdbcUrl("postgres"), server.user(), server.password());
+                    Statement statement = c.createStatement()) {
+                statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
+                statement.execute("CREATE DATABASE " + DATABASE);
+            } catch (SQLException e) {
+                throw new IllegalStateException("Could not create the database " + DATABASE, e);
+            }
+        }
+    }
+
+    /** @return the charges of an order, by either consumer */
+    public static long charges(String orderId) {
+        return count("SELECT count(*) FROM charge WHERE order_id = ?", orderId);
+    }
+
+    /** @return the charges of orders whose id starts with a prefix */
+    public static long chargesOf(String prefix) {
+        return count("SELECT count(*) FROM charge WHERE order_id LIKE ?", prefix + "%");
+    }
+
+    /** @return the orders with a prefix charged at least once */
+    public static long distinctChargesOf(String prefix) {
+        return count("SELECT count(DISTINCT order_id) FROM charge WHERE order_id LIKE ?", prefix + "%");
+    }
+
+    /** @return the state of the key of an order (scope payments), or {@code null} when there is none */
+    public static String state(String orderId) {
+        return text("SELECT state FROM idempotency_record WHERE scope = 'payments' AND scoped_key LIKE ?",
+                "%charge:" + orderId);
+    }
+
+    /** @return the failed attempts counted on the key of an order */
+    public static long attempts(String orderId) {
+        return count("SELECT coalesce(max(attempts), 0) FROM idempotency_record WHERE scope = 'payments'"
+                + " AND scoped_key LIKE ?", "%charge:" + orderId);
+    }
+
+    /** @return keys of the payments scope that are claimed on a lease right now */
+    public static long claims() {
+        return count("SELECT count(*) FROM idempotency_record WHERE scope = 'payments' AND state = 'CLAIMED'");
+    }
+
+    private static long count(String sql, String... parameters) {
+        String value = text(sql, parameters);
+        return value == null ? 0 : Long.parseLong(value);
+    }
+
+    private static String text(String sql, String... parameters) {
+        try (Connection c = connect(); PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < parameters.length; i++) {
+                ps.setString(i + 1, parameters[i]);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+
+    private static Connection connect() throws SQLException {
+        return DriverManager.getConnection(url(), TestServices.postgres().user(), TestServices.postgres().password());
+    }
+}

@@ -1,0 +1,198 @@
+package io.quarkiverse.idempotency.reactive;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+
+import jakarta.inject.Inject;
+
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.spec.JavaArchive;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import com.rabbitmq.client.GetResponse;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkiverse.idempotency.testing.LogCapture;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * A Hibernate Reactive consumer ({@code @WithTransaction}, returning {@code Uni}, on the event loop) on the real
+ * RabbitMQ and PostgreSQL: its key is written in its own reactive transaction, so a duplicate is acked without running,
+ * a concurrent duplicate is told busy without waiting for the holder's transaction, a rollback leaves nothing but the
+ * attempt count, a poison message is dead-lettered within its budget, and nothing blocks its event loop.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ReactivePaymentsTest {
+
+    // The module's application, built for this test (a @QuarkusTest would also take in the broken consumers the rule
+    // tests of this module build applications of their own from).
+    @RegisterExtension
+    static final QuarkusUnitTest APP = ReactiveApps.withServices(new QuarkusUnitTest()
+            .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class)
+                    .addClasses(ReactivePaymentConsumer.class, BlockingPaymentConsumer.class, ReactiveCharge.class,
+                            OrderIdKey.class, Attempts.class, ReactiveApps.class, ReactiveServices.class, Ledger.class,
+                            Broker.class)
+                    .addAsResource("db/migration/V1__charges.sql")));
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    private static Broker broker;
+    private static LogCapture logs;
+
+    @Inject
+    Attempts attempts;
+
+    @Inject
+    MeterRegistry registry;
+
+    @BeforeAll
+    static void connect() {
+        broker = new Broker();
+        logs = LogCapture.installWithStackFrames();
+    }
+
+    @AfterAll
+    static void disconnect() throws Exception {
+        logs.close();
+        broker.close();
+    }
+
+    @BeforeEach
+    void emptyQueues() {
+        broker.reset();
+    }
+
+    @Test
+    @Order(1)
+    void anOrderDeliveredThreeTimesIsChargedOnce() {
+        double duplicates = deliveries("duplicate");
+        broker.publish(Broker.REACTIVE, "m-r1", Broker.payment("R-1", ""));
+        broker.publish(Broker.REACTIVE, "m-r1", Broker.payment("R-1", "")); // the broker's redelivery
+        broker.publish(Broker.REACTIVE, "m-r1-again", Broker.payment("R-1", "")); // a republish under a new id
+        await().atMost(WAIT).until(() -> deliveries("duplicate") >= duplicates + 2);
+        assertEquals(1, Ledger.charges("R-1"));
+        assertEquals("CONFIRMED", Ledger.state("R-1"));
+        assertEquals(1, attempts.of("R-1"), "a duplicate never runs the handler");
+        await().atMost(WAIT).until(() -> broker.ready(Broker.REACTIVE) == 0);
+        assertNull(broker.nextDeadLetter(Broker.REACTIVE));
+    }
+
+    @Test
+    @Order(2)
+    void aConcurrentDuplicateIsBusyWithoutWaitingForTheHolder() {
+        double busy = deliveries("busy");
+        double duplicates = deliveries("duplicate");
+        broker.publish(Broker.REACTIVE, "m-r2", Broker.payment("R-2", "\"slowMs\": 4000"));
+        await().atMost(WAIT).until(() -> attempts.of("R-2") == 1);
+        long published = System.nanoTime();
+        broker.publish(Broker.REACTIVE, "m-r2-again", Broker.payment("R-2", ""));
+        await().atMost(WAIT).until(() -> deliveries("busy") > busy);
+        long answeredMs = (System.nanoTime() - published) / 1_000_000;
+        // The holder's transaction is still open (its charge not committed): a claim that waited for its row lock
+        // could not have answered yet.
+        assertEquals(0, Ledger.charges("R-2"), "answered busy after " + answeredMs + " ms, before the holder committed");
+        await().atMost(WAIT).until(() -> Ledger.charges("R-2") == 1 && "CONFIRMED".equals(Ledger.state("R-2")));
+        await().atMost(WAIT).until(() -> deliveries("duplicate") > duplicates);
+        assertEquals(1, attempts.of("R-2"), "the busy delivery, redelivered, found the key confirmed");
+        assertEquals(1, Ledger.charges("R-2"));
+    }
+
+    @Test
+    @Order(3)
+    void aRolledBackAttemptLeavesOnlyItsCount() {
+        broker.publish(Broker.REACTIVE, "m-r3", Broker.payment("R-3", "\"failures\": 1"));
+        await().atMost(WAIT).until(() -> "CONFIRMED".equals(Ledger.state("R-3")));
+        assertEquals(2, attempts.of("R-3"));
+        assertEquals(1, Ledger.charges("R-3"), "the failed attempt's charge was rolled back with its transaction");
+        assertEquals(1, Ledger.attempts("R-3"), "the failed attempt was counted");
+    }
+
+    @Test
+    @Order(4)
+    void aPoisonMessageIsDeadLetteredWithinItsBudget() {
+        broker.publish(Broker.REACTIVE, "m-r4", Broker.payment("R-4", "\"failures\": 99"));
+        GetResponse dead = await().atMost(WAIT).until(() -> broker.nextDeadLetter(Broker.REACTIVE), d -> d != null);
+        assertEquals("m-r4", dead.getProps().getMessageId());
+        assertTrue(new String(dead.getBody(), StandardCharsets.UTF_8).contains("R-4"));
+        assertEquals(3, attempts.of("R-4"), "quarkus.idempotency.retry.max-attempts=3");
+        assertEquals(0, Ledger.charges("R-4"));
+        assertEquals("DEAD_LETTERED", Ledger.state("R-4"));
+
+        // a dead-lettered key stays dead-lettered: republished, it goes to the dead letters at once, without running
+        broker.publish(Broker.REACTIVE, "m-r4-again", Broker.payment("R-4", ""));
+        GetResponse again = await().atMost(WAIT).until(() -> broker.nextDeadLetter(Broker.REACTIVE), d -> d != null);
+        assertEquals("m-r4-again", again.getProps().getMessageId());
+        assertEquals(3, attempts.of("R-4"));
+    }
+
+    @Test
+    @Order(5)
+    void aHandlerThatSwallowsItsOwnSqlErrorIsNeverAcknowledgedAsHandled() {
+        broker.publish(Broker.REACTIVE, "m-r5", Broker.payment("R-5", "\"swallowSqlError\": true"));
+        GetResponse dead = await().atMost(WAIT).until(() -> broker.nextDeadLetter(Broker.REACTIVE), d -> d != null);
+        assertEquals("m-r5", dead.getProps().getMessageId());
+        assertEquals(3, attempts.of("R-5"));
+        assertEquals(0, Ledger.charges("R-5"), "its aborted transaction committed nothing");
+        assertEquals("DEAD_LETTERED", Ledger.state("R-5"));
+    }
+
+    @Test
+    @Order(6)
+    void aReactiveAndABlockingConsumerOfOneKeyChargeItOnce() {
+        int orders = 30;
+        double duplicates = deliveries("duplicate") + blockingDuplicates();
+        for (int i = 0; i < orders; i++) {
+            String order = "M-" + i;
+            broker.publish(Broker.REACTIVE, "r-" + order, Broker.payment(order, ""));
+            broker.publish(Broker.BLOCKING, "b-" + order, Broker.payment(order, ""));
+        }
+        await().atMost(WAIT).until(() -> Ledger.distinctChargesOf("M-") == orders
+                && broker.ready(Broker.REACTIVE) == 0 && broker.ready(Broker.BLOCKING) == 0 && Ledger.claims() == 0);
+        await().atMost(WAIT).until(() -> deliveries("duplicate") + blockingDuplicates() >= duplicates + orders);
+        assertEquals(orders, Ledger.chargesOf("M-"), "an order charged by both consumers would show twice");
+        assertNull(broker.nextDeadLetter(Broker.REACTIVE));
+        assertNull(broker.nextDeadLetter(Broker.BLOCKING));
+    }
+
+    @Test
+    @Order(7)
+    void nothingBlockedTheEventLoop() {
+        assertNull(attempts.offEventLoop(), "the reactive handler ran on an event loop");
+        // A JDBC call in the stack of a blocked event loop is a store call. (Other reports are CPU: on this shared
+        // 2-core machine, a class loaded or a query compiled for the first time can hold a loop past 100 ms.)
+        List<String> blocked = logs.matching("has been blocked for").stream()
+                .filter(report -> report.contains("org.postgresql") || report.contains("io.agroal")
+                        || report.contains("idempotency.runtime.database.KeyTable"))
+                .toList();
+        assertTrue(blocked.isEmpty(), "Vert.x's blocked-thread checker: " + blocked);
+        List<String> storeOnEventLoop = logs.matching("was called on event loop thread");
+        assertTrue(storeOnEventLoop.isEmpty(), "the JDBC store on an event loop: " + storeOnEventLoop);
+        assertNotNull(registry.find("idempotency.deliveries").tag("channel", Broker.REACTIVE).counter());
+    }
+
+    private double deliveries(String outcome) {
+        var counter = registry.find("idempotency.deliveries").tag("channel", Broker.REACTIVE).tag("outcome", outcome)
+                .counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    private double blockingDuplicates() {
+        var counter = registry.find("idempotency.deliveries").tag("channel", Broker.BLOCKING)
+                .tag("outcome", "duplicate").counter();
+        return counter == null ? 0 : counter.count();
+    }
+}

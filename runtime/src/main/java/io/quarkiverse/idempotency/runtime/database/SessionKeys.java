@@ -1,0 +1,113 @@
+package io.quarkiverse.idempotency.runtime.database;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.hibernate.reactive.mutiny.Mutiny;
+
+import io.quarkiverse.idempotency.Claim;
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.ScopedKey;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * Writes keys in a Hibernate Reactive handler's own transaction ({@code @WithTransaction}), through its session, with
+ * the statements the database store runs in a JTA handler's transaction: the same table, the same advisory lock, the
+ * same answers, so that blocking and reactive consumers of one key, in one process or two, exclude each other. Nothing
+ * here blocks: every statement goes through the session's reactive connection.
+ */
+public final class SessionKeys {
+
+    private final DatabaseIdempotencyStore store;
+    private final RecordStatements sql;
+
+    public SessionKeys(DatabaseIdempotencyStore store) {
+        this.store = store;
+        this.sql = store.statements();
+    }
+
+    /** The answer to an insert that wrote the key: a new key, no attempt failed before. */
+    public static final Claim NEW = Claim.claimed(ClaimResult.NEW, 0);
+
+    /**
+     * The first step of {@link io.quarkiverse.idempotency.IdempotencyStore#claimInTransaction}, in the session's
+     * transaction, and the whole claim in the common case: the insert of the key, guarded by its advisory lock.
+     *
+     * @return 1 when the key was inserted ({@link #NEW}); else 0, and {@link #afterInsert} tells the rest
+     */
+    public Uni<Integer> insert(Mutiny.QueryProducer session, ScopedKey key, String token, Duration retention) {
+        String refusal = store.sessionRefusal();
+        if (refusal != null) {
+            return Uni.createFrom().failure(new IllegalStateException("Cannot claim key '" + key + "': " + refusal));
+        }
+        String id = StorageKeys.of(key);
+        return insert(session, id, StorageKeys.scopeColumn(key.scope()), token, retention);
+    }
+
+    private Uni<Integer> insert(Mutiny.QueryProducer session, String id, String scope, String token,
+            Duration retention) {
+        return session.createNativeQuery(sql.claimInTransaction).setParameter(1, id).setParameter(2, scope)
+                .setParameter(3, token).setParameter(4, retention.toMillis()).setParameter(5, id).executeUpdate();
+    }
+
+    /**
+     * The rest of the claim when {@link #insert} inserted nothing: the key is looked at again, held by another delivery
+     * right now (busy), confirmed (a duplicate), dead-lettered, a lease-mode claim whose lease ran out (expired), or
+     * failed (retried here, under the advisory lock this transaction then holds).
+     */
+    public Uni<Claim> afterInsert(Mutiny.QueryProducer session, ScopedKey key, String token, Duration retention) {
+        return look(session, StorageKeys.of(key), StorageKeys.scopeColumn(key.scope()), token, retention, 0);
+    }
+
+    private Uni<Claim> claim(Mutiny.QueryProducer session, String id, String scope, String token, Duration retention,
+            int round) {
+        if (round == DatabaseIdempotencyStore.IN_TRANSACTION_ROUNDS) {
+            return Uni.createFrom().item(Claim.BUSY);
+        }
+        return insert(session, id, scope, token, retention)
+                .chain(inserted -> inserted == 1 ? Uni.createFrom().item(NEW)
+                        : look(session, id, scope, token, retention, round));
+    }
+
+    private Uni<Claim> look(Mutiny.QueryProducer session, String id, String scope, String token, Duration retention,
+            int round) {
+        return session.<Object[]> createNativeQuery(sql.lookInTransaction).setParameter(1, id).setParameter(2, id)
+                .getSingleResult().chain(row -> {
+                    String state = (String) row[1];
+                    if (!Boolean.TRUE.equals(row[0])) {
+                        return Uni.createFrom().item(Claim.BUSY);
+                    }
+                    if (state == null) {
+                        return claim(session, id, scope, token, retention, round + 1); // its holder rolled back since
+                    }
+                    return switch (state) {
+                        case "CONFIRMED" -> Uni.createFrom().item(Claim.DONE);
+                        case "DEAD_LETTERED" ->
+                            Uni.createFrom().item(Claim.deadLettered(((Number) row[2]).intValue(), (String) row[4]));
+                        // a lease-mode claim: taken over on a lease by the caller once it ran out
+                        case "CLAIMED" -> Uni.createFrom().item(Boolean.TRUE.equals(row[3]) ? Claim.EXPIRED : Claim.BUSY);
+                        default -> takeOver(session, id, scope, token, retention, round); // failed: retried here
+                    };
+                });
+    }
+
+    private Uni<Claim> takeOver(Mutiny.QueryProducer session, String id, String scope, String token,
+            Duration retention, int round) {
+        return session.<Object> createNativeQuery(sql.takeOverInTransaction).setParameter(1, token)
+                .setParameter(2, retention.toMillis()).setParameter(3, id).getResultList()
+                .chain((List<Object> attempts) -> attempts.isEmpty()
+                        ? claim(session, id, scope, token, retention, round + 1)
+                        : Uni.createFrom().item(Claim.claimed(ClaimResult.NEW, ((Number) attempts.get(0)).intValue())));
+    }
+
+    /**
+     * {@link io.quarkiverse.idempotency.IdempotencyStore#confirmInTransaction}, in the session's transaction.
+     *
+     * @return {@code false} when the claim is no longer this token's: the caller must roll the transaction back
+     */
+    public Uni<Boolean> confirm(Mutiny.QueryProducer session, ScopedKey key, String token, Duration retention) {
+        return session.createNativeQuery(sql.confirm).setParameter(1, retention.toMillis())
+                .setParameter(2, StorageKeys.of(key)).setParameter(3, token).executeUpdate()
+                .map(updated -> updated == 1);
+    }
+}
