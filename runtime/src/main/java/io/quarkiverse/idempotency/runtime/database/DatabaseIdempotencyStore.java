@@ -25,7 +25,6 @@ import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.ScopedKey;
-import io.quarkiverse.idempotency.runtime.IdempotencyConfig.Database.Partitioning;
 
 /**
  * The production store: the {@link IdempotencyRecord} table on PostgreSQL, written with the statements of
@@ -122,22 +121,6 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     public String sessionRefusal() {
         return partitioned ? "its idempotency table '" + table.name() + "' is partitioned by time, which keys written"
                 + " by a reactive session do not support yet" : null;
-    }
-
-    /**
-     * {@link #sessionRefusal()}, at startup: the table as configured to be laid out, and as the database has it now.
-     */
-    public String sessionRefusalAtStartup() {
-        if (plan.partitioning() == Partitioning.TIME) {
-            return "quarkus.idempotency.database.partitioning is time, which keys written by a reactive session do not"
-                    + " support yet";
-        }
-        try {
-            readLayout();
-        } catch (RuntimeException unreachable) {
-            // the database is down at startup: each claim asks again
-        }
-        return sessionRefusal();
     }
 
     @Override
