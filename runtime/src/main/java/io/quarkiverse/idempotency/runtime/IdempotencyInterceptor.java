@@ -87,7 +87,7 @@ public class IdempotencyInterceptor {
         }
         ic.getContextData().put(Delivery.REACTIVE_CONTEXT_KEY, delivery);
         Context context = Vertx.currentContext();
-        Uni<Object> attempt = inbound.mayBeRedelivered() ? onLease(ic, delivery, context) : attempt(ic, delivery);
+        Uni<Object> attempt = inbound.mayBeRedelivered() ? onLease(ic, delivery, context) : attempt(ic);
         return settled(attempt, ic, delivery, inbound, context).onCancellation().invoke(delivery::abandoned);
     }
 
@@ -120,7 +120,8 @@ public class IdempotencyInterceptor {
         });
     }
 
-    private static Uni<Object> attempt(InvocationContext ic, Delivery delivery) {
+    /** @return what the method (or the next interceptor) returns, as a {@code Uni}; a throw as its failure */
+    static Uni<Object> attempt(InvocationContext ic) {
         try {
             return toUni(ic.proceed());
         } catch (Throwable t) {
@@ -131,7 +132,7 @@ public class IdempotencyInterceptor {
     // Claims the key on a lease, off the event loop, then runs the method in a transaction that confirms the claim.
     private static Uni<Object> onLease(InvocationContext ic, Delivery delivery, Context context) {
         return onContext(Blocking.call(delivery::claim), context)
-                .chain(run -> run ? attempt(ic, delivery) : Uni.createFrom().nullItem());
+                .chain(run -> run ? attempt(ic) : Uni.createFrom().nullItem());
     }
 
     // Back on the message's Vert.x context, where its session and its transaction live.

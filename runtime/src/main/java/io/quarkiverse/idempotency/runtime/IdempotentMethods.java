@@ -6,7 +6,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Supplier;
 
 import jakarta.interceptor.InvocationContext;
 
@@ -36,14 +35,13 @@ public final class IdempotentMethods {
 
     IdempotentMethods(List<IdempotentMethodInfo> infos, Map<String, String> connectors,
             Map<String, Redelivery> redeliveries, IdempotencyConfig config, boolean storeJoinsTransactions,
-            boolean storeCommitsAsynchronously, Supplier<String> sessionRefusal, boolean storeNeverBlocks) {
+            boolean storeCommitsAsynchronously, boolean storeWritesInSessions, boolean storeNeverBlocks) {
         this.plans = new MethodPlan[infos.size()];
         this.connectors = Map.copyOf(connectors);
         this.redeliveries = Map.copyOf(redeliveries);
         Set<String> allChannels = new HashSet<>();
         Set<String> processors = new HashSet<>();
         Duration shortest = config.lease();
-        String[] reactiveRefusal = null; // asked once, of the first reactive method
         for (int i = 0; i < plans.length; i++) {
             IdempotentMethodInfo info = infos.get(i);
             IdempotencyMode mode = mode(info, storeJoinsTransactions);
@@ -66,10 +64,7 @@ public final class IdempotentMethods {
                 }
             }
             if (info.isReactiveTransactional()) {
-                if (reactiveRefusal == null) {
-                    reactiveRefusal = new String[] { sessionRefusal.get() };
-                }
-                String refusal = reactiveRefusal(info, mode, redeliveries, reactiveRefusal[0], storeNeverBlocks);
+                String refusal = reactiveRefusal(info, mode, redeliveries, storeWritesInSessions, storeNeverBlocks);
                 if (refusal != null) {
                     throw new IllegalStateException(info.getDescription() + " runs in a Hibernate Reactive transaction"
                             + " (@WithTransaction) on its event loop, but " + refusal);
@@ -171,14 +166,15 @@ public final class IdempotentMethods {
 
     // Why a @WithTransaction method cannot have its key written without blocking its event loop, or null when it can.
     private static String reactiveRefusal(IdempotentMethodInfo info, IdempotencyMode mode,
-            Map<String, Redelivery> redeliveries, String sessionRefusal, boolean storeNeverBlocks) {
+            Map<String, Redelivery> redeliveries, boolean storeWritesInSessions, boolean storeNeverBlocks) {
         if (mode == IdempotencyMode.LEASE && !storeNeverBlocks) {
             return "its key would be claimed on a lease apart from that transaction (mode = LEASE, or a store that"
                     + " cannot write in the handler's transaction), and lease-mode store calls block; use the database"
                     + " store on the handlers' datasource in the default mode, or a blocking @Transactional method";
         }
-        if (mode != IdempotencyMode.LEASE && sessionRefusal != null) {
-            return "its key cannot be written in that transaction: " + sessionRefusal;
+        if (mode != IdempotencyMode.LEASE && !storeWritesInSessions) {
+            return "its key cannot be written in that transaction: the idempotency store is not the database store, the"
+                    + " only one that writes keys through a reactive session";
         }
         for (String channel : info.getChannels()) {
             if (redeliveries.get(channel) == Redelivery.IN_PLACE) {

@@ -93,12 +93,8 @@ public class ReactiveDeliveryInterceptor {
 
     private Uni<Object> handle(InvocationContext ic, Delivery delivery, Mutiny.QueryProducer session,
             boolean confirm) {
-        Uni<Object> handled;
-        try {
-            handled = IdempotencyInterceptor.toUni(ic.proceed());
-        } catch (Throwable t) {
-            return Uni.createFrom().failure(t); // the transaction rolls back; the outer interceptor counts it
-        }
+        // a failure rolls the transaction back; the outer interceptor counts it
+        Uni<Object> handled = IdempotencyInterceptor.attempt(ic);
         if (!confirm) {
             return handled;
         }

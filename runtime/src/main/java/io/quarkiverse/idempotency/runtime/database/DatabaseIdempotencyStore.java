@@ -118,7 +118,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
      * @return why keys cannot be written in a Hibernate Reactive handler's transaction ({@link SessionKeys}), or
      *         {@code null} when they can
      */
-    public String sessionRefusal() {
+    String sessionRefusal() {
         return partitioned ? "its idempotency table '" + table.name() + "' is partitioned by time, which keys written"
                 + " by a reactive session do not support yet" : null;
     }
