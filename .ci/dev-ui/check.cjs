@@ -17,13 +17,13 @@ function fail(message) {
   process.exit(1);
 }
 
-async function publish(orders, amountCents = 1200) {
+async function publish(orders, amountCents = 1200, idPrefix = 'dev-ui') {
   const connection = await amqp.connect(amqpUrl);
   try {
     const channel = await connection.createConfirmChannel();
     for (const order of orders) {
       channel.publish('payments', 'payments', Buffer.from(JSON.stringify({ orderId: order, amountCents })),
-        { messageId: `dev-ui-${order}`, contentType: 'application/json', persistent: true });
+        { messageId: `${idPrefix}-${order}`, contentType: 'application/json', persistent: true });
     }
     await channel.waitForConfirms();
   } finally {
@@ -95,6 +95,20 @@ async function until(what, timeoutMs, probe) {
       return false;
     });
     const confirmed = await page.$$eval(`${page_} >>> #count-CONFIRMED`, els => els.map(e => e.textContent.trim()));
+
+    // The same payment published again under a new message id: a duplicate whose origin is a republish, charted in the
+    // minute's bar, and its age shown against the retention.
+    await publish([orders[0]], 1200, 'dev-ui-again');
+    const republished = await until('the chart shows the republished duplicate', 60000, async () => {
+      const bars = await page.$$eval(`${page_} >>> #outcomes rect`, rects => rects.map(r => r.dataset.series));
+      const channels = await page.$$eval(`${page_} >>> #duplicates tr[data-channel]`, rows => rows.map(r => r.dataset.channel));
+      if (bars.includes('duplicate: republish') && bars.includes('handled') && channels.includes('payments')) {
+        return `${bars.length} bars, duplicates of ${channels.join(', ')}`;
+      }
+      await page.click(`${page_} >>> #refresh`);
+      return null;
+    });
+    console.log(`Dev UI: outcomes chart with ${republished}`);
     // Dev UI's own toast about its extension catalogue (the registry is out of reach offline) is not our page.
     await page.evaluate(() => document.querySelectorAll('vaadin-notification-container, vaadin-notification-card')
       .forEach(e => { e.style.visibility = 'hidden'; }));

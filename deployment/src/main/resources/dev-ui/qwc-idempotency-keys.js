@@ -1,4 +1,4 @@
-import { LitElement, html, css } from 'lit';
+import { LitElement, html, css, svg } from 'lit';
 import { JsonRpc } from 'jsonrpc';
 import '@vaadin/grid';
 import { columnBodyRenderer } from '@vaadin/grid/lit.js';
@@ -8,8 +8,22 @@ import '@vaadin/progress-bar';
 /**
  * The idempotency store: keys by state, the oldest live claims, the most recent keys (with their failed attempts),
  * the purge job's last run, a purge of expired keys that runs in the background while the page follows it, and the
- * release of a dead-lettered key, so that a replay of its message runs.
+ * release of a dead-lettered key, so that a replay of its message runs. Above them, the outcomes of the last hour,
+ * minute by minute (handled, duplicates by origin, busy, retried, dead-lettered), so that a duplicate storm shows as
+ * one, and each channel's oldest duplicate against its retention.
  */
+
+/** The chart's colours, by series, in the order the service gives them. */
+const COLOURS = {
+    'handled': '#2e7d32',
+    'duplicate: redelivery': '#1565c0',
+    'duplicate: republish': '#6a1b9a',
+    'duplicate: takeover': '#ef6c00',
+    'duplicate: origin unknown': '#78909c',
+    'busy': '#fbc02d',
+    'retried': '#f06292',
+    'dead-lettered': '#c62828'
+};
 export class QwcIdempotencyKeys extends LitElement {
 
     jsonRpc = new JsonRpc(this);
@@ -21,6 +35,12 @@ export class QwcIdempotencyKeys extends LitElement {
         h3 { margin: 0.5em 1em; }
         vaadin-grid { margin: 0 1em 1em 1em; height: auto; }
         vaadin-progress-bar { width: 10em; }
+        .chart { margin: 0 1em; }
+        .legend { display: flex; flex-wrap: wrap; gap: 1em; margin: 0.5em 1em; font-size: 0.9em; }
+        .swatch { display: inline-block; width: 0.8em; height: 0.8em; margin-right: 0.3em; }
+        .late { color: var(--lumo-error-text-color); font-weight: bold; }
+        table.duplicates { margin: 0 1em 1em 1em; border-collapse: collapse; }
+        table.duplicates td, table.duplicates th { padding: 0.2em 1em 0.2em 0; text-align: left; }
     `;
 
     static properties = {
@@ -102,11 +122,58 @@ export class QwcIdempotencyKeys extends LitElement {
                 <vaadin-button id="refresh" @click=${this._load}>Refresh</vaadin-button>
                 <span id="message">${this._message ?? ''}</span>
             </div>
+            ${this._chart(this._state.history)}
+            ${this._duplicates(this._state.duplicates)}
             <h3>Oldest live claims</h3>
             ${this._grid(this._state.oldestClaims, 'oldest')}
             <h3>Most recent keys</h3>
             ${this._grid(this._state.recent, 'recent')}
         `;
+    }
+
+    _chart(history) {
+        if (!history) {
+            return html``;
+        }
+        const series = Object.keys(history).filter(name => name !== 'minutes');
+        const minutes = history.minutes;
+        const totals = minutes.map((_, i) => series.reduce((sum, name) => sum + history[name][i], 0));
+        const highest = Math.max(1, ...totals);
+        const width = 10, gap = 2, height = 120;
+        const bars = [];
+        minutes.forEach((start, i) => {
+            let y = height;
+            for (const name of series) {
+                const count = history[name][i];
+                if (count > 0) {
+                    const h = Math.max(1, Math.round(count * height / highest));
+                    y -= h;
+                    bars.push(svg`<rect x=${i * (width + gap)} y=${y} width=${width} height=${h} fill=${COLOURS[name] ?? '#999'}
+                        data-series=${name} data-count=${count}><title>${new Date(start).toLocaleTimeString()}: ${count} ${name}</title></rect>`);
+                }
+            }
+        });
+        return html`
+            <h3>Outcomes of the last hour, per minute</h3>
+            <div class="chart"><svg id="outcomes" width=${minutes.length * (width + gap)} height=${height}
+                role="img" aria-label="Outcomes per minute over the last hour">${bars}</svg></div>
+            <div class="legend">${series.map(name => html`<span data-legend=${name}><span class="swatch"
+                style="background:${COLOURS[name] ?? '#999'}"></span>${name}
+                <span class="figure-small">${history[name].reduce((a, b) => a + b, 0)}</span></span>`)}</div>`;
+    }
+
+    _duplicates(rows) {
+        if (!rows || rows.length === 0) {
+            return html``;
+        }
+        return html`
+            <h3>Oldest duplicate against the retention</h3>
+            <table class="duplicates" id="duplicates">
+                <tr><th>Channel</th><th>Oldest duplicate</th><th>Retention</th><th>Share</th></tr>
+                ${rows.map(row => html`<tr data-channel=${row.channel}>
+                    <td>${row.channel}</td><td>${row.oldestAgeSeconds.toFixed(1)} s</td><td>${row.retentionSeconds} s</td>
+                    <td class=${row.share >= 0.9 ? 'late' : ''}>${(row.share * 100).toFixed(1)} %</td></tr>`)}
+            </table>`;
     }
 
     _grid(rows, id) {

@@ -12,8 +12,12 @@ import java.util.Objects;
  *        {@code null} otherwise
  * @param reason for {@link ClaimResult#DEAD_LETTERED}, the last failure recorded for the key, when the store knows;
  *        {@code null} otherwise
+ * @param seen for {@link ClaimResult#DONE}, what the store kept about the message that wrote the key (its id and
+ *        payload fingerprint); {@link MessageFacts#NONE} when it does not know
+ * @param age for {@link ClaimResult#DONE}, how long ago the key was confirmed (its retention runs from then), when the
+ *        store knows; {@code null} otherwise
  */
-public record Claim(ClaimResult result, int attempts, Duration busyFor, String reason) {
+public record Claim(ClaimResult result, int attempts, Duration busyFor, String reason, MessageFacts seen, Duration age) {
 
     /** A confirmed key: a duplicate. */
     public static final Claim DONE = new Claim(ClaimResult.DONE, 0, null, null);
@@ -26,6 +30,17 @@ public record Claim(ClaimResult result, int attempts, Duration busyFor, String r
 
     public Claim {
         Objects.requireNonNull(result, "result");
+        seen = seen == null ? MessageFacts.NONE : seen;
+    }
+
+    /** A claim's answer without what the store knows of the message that wrote the key. */
+    public Claim(ClaimResult result, int attempts, Duration busyFor, String reason) {
+        this(result, attempts, busyFor, reason, MessageFacts.NONE, null);
+    }
+
+    /** @return a confirmed key (a duplicate), written by the message {@code seen}, confirmed {@code age} ago */
+    public static Claim done(MessageFacts seen, Duration age) {
+        return new Claim(ClaimResult.DONE, 0, null, null, seen, age);
     }
 
     /** @return a new claim on a key with that many failed attempts before */

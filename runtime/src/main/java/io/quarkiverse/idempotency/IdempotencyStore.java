@@ -39,6 +39,16 @@ public interface IdempotencyStore {
     Claim claim(ScopedKey key, String token, Duration lease, Duration retention);
 
     /**
+     * {@link #claim(ScopedKey, String, Duration, Duration)}, keeping {@code facts} with the key when it is claimed, and
+     * answering a confirmed key with the facts kept ({@link Claim#seen()}) and its age ({@link Claim#age()}), so that a
+     * duplicate can be told apart: the same message again, a new message with the key, a different payload. A store
+     * that keeps nothing about messages need not override it.
+     */
+    default Claim claim(ScopedKey key, String token, Duration lease, Duration retention, MessageFacts facts) {
+        return claim(key, token, lease, retention);
+    }
+
+    /**
      * Turns this token's claim into a confirmed key, remembered for {@code retention} from now, committed on its own
      * (never as part of a caller's transaction).
      *
@@ -139,6 +149,16 @@ public interface IdempotencyStore {
             throw new UnsupportedOperationException(getClass().getName() + " cannot commit asynchronously");
         }
         return claimInTransaction(key, token, retention);
+    }
+
+    /**
+     * {@link #claimInTransaction(ScopedKey, String, Duration, boolean)}, keeping {@code facts} with the key, and
+     * answering a confirmed key with the facts kept and its age, as {@link #claim(ScopedKey, String, Duration, Duration,
+     * MessageFacts)} does.
+     */
+    default Claim claimInTransaction(ScopedKey key, String token, Duration retention, boolean asynchronousCommit,
+            MessageFacts facts) {
+        return claimInTransaction(key, token, retention, asynchronousCommit);
     }
 
     /**

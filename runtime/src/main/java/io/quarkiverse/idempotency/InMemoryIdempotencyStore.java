@@ -47,16 +47,23 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
     @Override
     public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {
+        return claim(key, token, lease, retention, MessageFacts.NONE);
+    }
+
+    /** Keeps the message's facts with a key it claims, and answers a confirmed key with its facts and age. */
+    @Override
+    public Claim claim(ScopedKey key, String token, Duration lease, Duration retention, MessageFacts facts) {
         long now = nanoClock.getAsLong();
         Claim[] result = new Claim[1];
         entries.compute(key, (k, e) -> {
             if (e == null || e.expiresAt - now <= 0) {
                 result[0] = Claim.claimed(ClaimResult.NEW, 0);
-                return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(), 0, null);
+                return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(), 0, null,
+                        facts);
             }
             switch (e.state) {
                 case CONFIRMED:
-                    result[0] = Claim.DONE;
+                    result[0] = Claim.done(e.facts, Duration.ofNanos(now - e.claimedAt));
                     return e;
                 case CLAIMED:
                     if (e.leaseUntil - now > 0) {
@@ -65,14 +72,14 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
                     }
                     result[0] = Claim.claimed(ClaimResult.TAKEN_OVER, e.attempts);
                     return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(),
-                            e.attempts, e.lastFailure);
+                            e.attempts, e.lastFailure, facts);
                 case DEAD_LETTERED:
                     result[0] = Claim.deadLettered(e.attempts, e.lastFailure);
                     return e;
                 default:
                     result[0] = Claim.claimed(ClaimResult.NEW, e.attempts);
                     return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(), e.attempts,
-                            e.lastFailure);
+                            e.lastFailure, facts);
             }
         });
         if (result[0].result() == ClaimResult.NEW) {
@@ -90,7 +97,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
                 return e;
             }
             done[0] = true;
-            return new Entry(State.CONFIRMED, token, 0, now + retention.toNanos(), e.attempts, e.lastFailure);
+            return new Entry(State.CONFIRMED, token, 0, now + retention.toNanos(), e.attempts, e.lastFailure, e.facts);
         });
         return done[0];
     }
@@ -148,7 +155,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         for (HeldClaim held : claims) {
             entries.computeIfPresent(held.key(), (ignored, e) -> !e.heldBy(held.token()) ? e
                     : new Entry(State.CLAIMED, e.token, now + held.lease().toNanos(), e.expiresAt, e.attempts,
-                            e.lastFailure));
+                            e.lastFailure, e.facts));
         }
     }
 
@@ -216,9 +223,16 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         final long expiresAt;
         final int attempts;
         final String lastFailure;
+        final MessageFacts facts;
         final long claimedAt;
 
         Entry(State state, String token, long leaseUntil, long expiresAt, int attempts, String lastFailure) {
+            this(state, token, leaseUntil, expiresAt, attempts, lastFailure, MessageFacts.NONE);
+        }
+
+        Entry(State state, String token, long leaseUntil, long expiresAt, int attempts, String lastFailure,
+                MessageFacts facts) {
+            this.facts = facts;
             this.state = state;
             this.token = token;
             this.leaseUntil = leaseUntil;

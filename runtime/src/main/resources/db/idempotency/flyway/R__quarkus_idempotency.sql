@@ -26,6 +26,8 @@ BEGIN
             lease_until  TIMESTAMP WITH TIME ZONE,
             attempts     INTEGER NOT NULL DEFAULT 0,
             last_failure VARCHAR(1000),
+            message_id   VARCHAR(255),
+            fingerprint  VARCHAR(64),
             CONSTRAINT ${idempotency_table_name}_pkey PRIMARY KEY (scoped_key, expires_at),
             CONSTRAINT ${idempotency_table_name}_state_check
                 CHECK (state IN ('CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'))
@@ -45,11 +47,13 @@ CREATE TABLE IF NOT EXISTS ${idempotency_table} (
     lease_until  TIMESTAMP WITH TIME ZONE,
     attempts     INTEGER NOT NULL DEFAULT 0,
     last_failure VARCHAR(1000),
+    message_id   VARCHAR(255),
+    fingerprint  VARCHAR(64),
     CONSTRAINT ${idempotency_table_name}_state_check
         CHECK (state IN ('CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'))
 );
 
--- A table of an earlier version: leases of seconds, attempt budgets, dead-lettered keys. (Checked first, rather than
+-- A table of an earlier version: leases of seconds, attempt budgets, dead-lettered keys, message facts. (Checked first, rather than
 -- ADD COLUMN IF NOT EXISTS, so that a fresh table does not make Flyway log PostgreSQL's "already exists" notices.)
 -- The state constraint is checked on its own: Hibernate ORM's schema update adds the columns but never widens it.
 DO $$
@@ -61,6 +65,12 @@ BEGIN
         ALTER TABLE ${idempotency_table} ADD COLUMN IF NOT EXISTS lease_until TIMESTAMP WITH TIME ZONE,
             ADD COLUMN IF NOT EXISTS attempts INTEGER NOT NULL DEFAULT 0,
             ADD COLUMN IF NOT EXISTS last_failure VARCHAR(1000);
+    END IF;
+    -- what a duplicate is compared with: the id and payload fingerprint of the message that wrote the key
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${idempotency_table}'::regclass
+            AND attname = 'fingerprint' AND NOT attisdropped) THEN
+        ALTER TABLE ${idempotency_table} ADD COLUMN IF NOT EXISTS message_id VARCHAR(255),
+            ADD COLUMN IF NOT EXISTS fingerprint VARCHAR(64);
     END IF;
     SELECT conname INTO outdated FROM pg_constraint WHERE conrelid = '${idempotency_table}'::regclass
         AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'

@@ -226,6 +226,9 @@ final class SoakRun {
                 "-Dquarkus.idempotency.database.partitioning=" + (store.equals("partitioned") ? "time" : "none"),
                 "-Dquarkus.idempotency.database.partition-period=" + PERIOD.toMillis() + "ms",
                 "-Dquarkus.idempotency.retention=" + RETENTION.toSeconds() + "s",
+                // a retention of seconds needs a lease and retry delays within it (refused otherwise)
+                "-Dquarkus.idempotency.lease=" + RETENTION.dividedBy(4).toMillis() + "ms",
+                "-Dquarkus.idempotency.retry.initial-delay=100ms", "-Dquarkus.idempotency.retry.max-delay=1s",
                 // the purge job, often: the unpartitioned store deletes at the defaults' pace (busy-percent)
                 "-Dquarkus.idempotency.purge.every=" + PURGE_EVERY.toMillis() + "ms",
                 "-jar", System.getProperty("java.class.path"))

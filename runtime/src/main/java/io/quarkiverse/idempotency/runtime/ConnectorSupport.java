@@ -26,6 +26,23 @@ public interface ConnectorSupport {
         return true;
     }
 
+    /**
+     * Whether the broker delivered this message before, when the connector can tell for sure (RabbitMQ's
+     * {@code redelivered} flag): {@code null} when it cannot, or the message is not this connector's. Tells a duplicate
+     * that is a redelivery from a republish.
+     */
+    default Boolean redelivered(Message<?> message) {
+        return null;
+    }
+
+    /**
+     * The message's body as the broker delivered it, for its payload's fingerprint; {@code null} when the connector
+     * does not keep it, or the message is not this connector's.
+     */
+    default byte[] body(Message<?> message) {
+        return null;
+    }
+
     /** The message was handled (its key is confirmed now). */
     default void handled(Message<?> message) {
     }

@@ -7,6 +7,7 @@ import java.util.Map;
 import io.quarkiverse.idempotency.AttemptsExhaustedException;
 import io.quarkiverse.idempotency.IdempotencyException;
 import io.quarkiverse.idempotency.KeyMissingException;
+import io.quarkiverse.idempotency.PayloadMismatchException;
 import io.quarkiverse.idempotency.UnreadablePayloadException;
 
 /**
@@ -41,8 +42,11 @@ public final class DeadLetterHeaders {
     public static Map<String, Object> of(String channel, IdempotencyException reason) {
         Map<String, Object> headers = new LinkedHashMap<>();
         Throwable cause = reason.getCause() != null ? reason.getCause() : reason;
-        // the handler's or the conversion's own failure; for a missing key, the extension's explanation
-        headers.put(REASON, truncate(reason instanceof KeyMissingException ? reason.getMessage() : String.valueOf(cause)));
+        // the handler's or the conversion's own failure; for a missing key or a payload mismatch, the extension's
+        // explanation
+        headers.put(REASON, truncate(reason instanceof KeyMissingException || reason instanceof PayloadMismatchException
+                ? reason.getMessage()
+                : String.valueOf(cause)));
         headers.put(EXCEPTION, cause instanceof RecordedFailure recorded ? recorded.exceptionClass()
                 : cause.getClass().getName());
         headers.put(OUTCOME, outcome(reason));
@@ -61,7 +65,8 @@ public final class DeadLetterHeaders {
     public static String outcome(IdempotencyException reason) {
         return reason instanceof AttemptsExhaustedException ? "dead-lettered"
                 : reason instanceof KeyMissingException ? "key-missing"
-                        : reason instanceof UnreadablePayloadException ? "unreadable" : "rejected";
+                        : reason instanceof UnreadablePayloadException ? "unreadable"
+                                : reason instanceof PayloadMismatchException ? "payload-mismatch" : "rejected";
     }
 
     private static String truncate(String value) {

@@ -1,6 +1,8 @@
 package io.quarkiverse.idempotency.runtime;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -12,14 +14,19 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
+import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
 import io.quarkiverse.idempotency.KeyMissingException;
+import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.MessageIdKey;
 import io.quarkiverse.idempotency.OutputNotAcknowledgedException;
+import io.quarkiverse.idempotency.PayloadMismatchException;
 import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkus.arc.All;
+import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.ShutdownEvent;
 import io.vertx.core.Vertx;
 
@@ -33,14 +40,20 @@ public class Deliveries {
 
     private final DeliveryContext context;
     private final DeliveryReport report;
+    private final MessageIdKey messageIds;
+    private final List<ConnectorSupport> connectors;
     private final Vertx vertx;
     private final Duration outputAckTimeout;
     private volatile boolean stopping;
 
     @Inject
     public Deliveries(IdempotencyStore store, IdempotentMethods methods, MessageIdKey messageIds,
-            IdempotencyMetrics metrics, IdempotencyConfig config, WorkerId worker, Vertx vertx) {
-        this.report = new DeliveryReport(metrics, messageIds);
+            IdempotencyMetrics metrics, IdempotencyConfig config, WorkerId worker, Vertx vertx,
+            @All List<ConnectorSupport> connectors) {
+        this.report = new DeliveryReport(metrics, messageIds,
+                LaunchMode.current() == LaunchMode.DEVELOPMENT ? new OutcomeHistory() : null);
+        this.messageIds = messageIds;
+        this.connectors = List.copyOf(connectors);
         this.vertx = vertx;
         this.outputAckTimeout = config.outputAckTimeout();
         // The memory store answers as fast as the cache would, and tests clear it between cases: no cache in front.
@@ -58,16 +71,50 @@ public class Deliveries {
      * @param plan the method's plan
      * @param channel the channel that delivered the message (the default scope)
      * @param payload the payload the method receives
-     * @param metadata the message's metadata
+     * @param message the message as its connector produced it
      * @throws KeyMissingException when the key function finds no key, or fails
+     * @throws PayloadMismatchException when this process confirmed the key for a different payload and such
+     *         duplicates are dead-lettered
      */
-    public Delivery start(MethodPlan plan, String channel, Object payload, Metadata metadata) {
+    public Delivery start(MethodPlan plan, String channel, Object payload, Message<?> message) {
+        Metadata metadata = message.getMetadata();
         ScopedKey key = keyOf(plan, channel, payload, metadata);
-        Delivery delivery = new Delivery(context, plan, channel, key, metadata);
-        if (context.confirmedKeys() != null && context.confirmedKeys().contains(key)) {
-            delivery.confirmedEarlier();
+        Delivery delivery = new Delivery(context, plan, channel, key, metadata, arrival(plan, channel, payload,
+                message, metadata));
+        ConfirmedKeys.Confirmed confirmed = context.confirmedKeys() == null ? null : context.confirmedKeys().get(key);
+        if (confirmed != null) {
+            delivery.confirmedEarlier(confirmed.facts(), confirmed.age());
         }
         return delivery;
+    }
+
+    // The message's id, and its payload's fingerprint: from the body the broker delivered when its connector keeps it
+    // (the exact bytes), else from the payload the method receives.
+    private Arrival arrival(MethodPlan plan, String channel, Object payload, Message<?> message, Metadata metadata) {
+        String fingerprint = null;
+        if (plan.policy(channel).fingerprints()) {
+            for (ConnectorSupport connector : connectors) {
+                byte[] body = connector.body(message);
+                if (body != null) {
+                    fingerprint = Fingerprints.of(body);
+                    break;
+                }
+            }
+            if (fingerprint == null) {
+                fingerprint = Fingerprints.of(payload);
+            }
+        }
+        return new Arrival(MessageFacts.of(messageIds.key(null, metadata), fingerprint), message, connectors);
+    }
+
+    /** @return the outcomes of the last hour, minute by minute, in dev mode (the Dev UI charts them); else {@code null} */
+    public OutcomeHistory history() {
+        return report.history();
+    }
+
+    /** @return each channel's oldest duplicate so far, against its retention (the Dev UI shows it) */
+    public Map<String, DuplicateAges.Oldest> oldestDuplicates() {
+        return report.oldestDuplicates();
     }
 
     /** @return how long a message waits before it is redelivered when its key is busy or the store failed */

@@ -15,6 +15,8 @@ import io.quarkiverse.idempotency.HandlerRolledBackException;
 import io.quarkiverse.idempotency.HandlerTransactionAbortedException;
 import io.quarkiverse.idempotency.IdempotencyException;
 import io.quarkiverse.idempotency.LeaseExpiredException;
+import io.quarkiverse.idempotency.MessageFacts;
+import io.quarkiverse.idempotency.PayloadMismatchException;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.StoreUnavailableException;
 
@@ -37,19 +39,45 @@ public final class Delivery implements DeliveryView {
     private volatile DeliveryState state = DeliveryState.KEYED;
     private volatile IdempotencyException answer;
     private final KeyRecord record;
+    private final Arrival arrival;
     private int failedBefore;
     /** Whether the handler's transaction commits asynchronously: its message is acked once the commit is durable. */
     private boolean committedAsynchronously;
 
     Delivery(DeliveryContext context, MethodPlan plan, String channel, ScopedKey key, Metadata metadata) {
+        this(context, plan, channel, key, metadata, Arrival.UNKNOWN);
+    }
+
+    Delivery(DeliveryContext context, MethodPlan plan, String channel, ScopedKey key, Metadata metadata,
+            Arrival arrival) {
         this.context = context;
         this.target = new DeliveryTarget(plan, plan.policy(channel), channel, key, metadata);
         this.key = key;
-        this.record = new KeyRecord(context, key, target.policy());
+        this.arrival = arrival;
+        this.record = new KeyRecord(context, key, target.policy(), arrival.facts());
     }
 
-    /** This process confirmed the key earlier (the confirmed-keys cache): a duplicate, no claim needed. */
-    void confirmedEarlier() {
+    /**
+     * This process confirmed the key earlier (the confirmed-keys cache), {@code age} ago, for a message with those
+     * facts: a duplicate, no claim needed.
+     *
+     * @throws PayloadMismatchException when its payload differs and such duplicates are dead-lettered
+     */
+    void confirmedEarlier(MessageFacts seen, Duration age) {
+        duplicate(seen, age);
+    }
+
+    /**
+     * The key was confirmed: a duplicate, acked, unless its payload differs from the one the key was written with and
+     * the policy dead-letters such messages. Reported with where it comes from and its age either way.
+     */
+    private void duplicate(MessageFacts seen, Duration age) {
+        PayloadMatch payload = arrival.compare(seen);
+        context.listener().duplicate(this, arrival.originOf(seen), payload, age, seen);
+        if (payload == PayloadMatch.MISMATCH && target.policy().payloadMismatch() == PayloadMismatch.DEAD_LETTER) {
+            throw end(DeliveryState.PAYLOAD_MISMATCH, new PayloadMismatchException(key, seen.messageId(),
+                    arrival.facts().messageId()), null);
+        }
         end(DeliveryState.DUPLICATE, null, null);
     }
 
@@ -131,7 +159,7 @@ public final class Delivery implements DeliveryView {
     private boolean claimed(Claim claim, DeliveryState held) {
         switch (claim.result()) {
             case DONE -> {
-                end(DeliveryState.DUPLICATE, null, null);
+                duplicate(claim.seen(), claim.age());
                 return false;
             }
             case BUSY -> throw end(DeliveryState.BUSY, new DeliveryInProgressException(key,
@@ -179,6 +207,11 @@ public final class Delivery implements DeliveryView {
     /** @return this delivery's claim token */
     String token() {
         return record.token();
+    }
+
+    /** @return the facts of this delivery's message, kept with its key */
+    MessageFacts facts() {
+        return arrival.facts();
     }
 
     /** @return how long the key is kept */
@@ -255,7 +288,7 @@ public final class Delivery implements DeliveryView {
         record.letGo();
         end(DeliveryState.HANDLED, null, null);
         if (context.confirmedKeys() != null) {
-            context.confirmedKeys().add(key, target.policy().retention());
+            context.confirmedKeys().add(key, target.policy().retention(), arrival.facts());
         }
     }
 

@@ -11,8 +11,20 @@ import java.time.Duration;
  * @param retry the attempt budget and the delays between attempts
  * @param asynchronousCommit whether the handler's transaction commits asynchronously, its message acked once the WAL
  *        is flushed past it
+ * @param payloadMismatch what becomes of a duplicate whose payload differs from the one its key was written with
  */
-public record DeliveryPolicy(Duration retention, Duration lease, RetryPolicy retry, boolean asynchronousCommit) {
+public record DeliveryPolicy(Duration retention, Duration lease, RetryPolicy retry, boolean asynchronousCommit,
+        PayloadMismatch payloadMismatch) {
+
+    /** A policy that warns of payload mismatches. */
+    public DeliveryPolicy(Duration retention, Duration lease, RetryPolicy retry, boolean asynchronousCommit) {
+        this(retention, lease, retry, asynchronousCommit, PayloadMismatch.WARN);
+    }
+
+    /** @return whether the payloads of this method's messages are fingerprinted */
+    public boolean fingerprints() {
+        return payloadMismatch != PayloadMismatch.OFF;
+    }
 
     /**
      * How long a message whose key another delivery holds waits before it comes back. A holder whose lease runs long

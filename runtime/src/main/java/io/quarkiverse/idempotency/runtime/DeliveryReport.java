@@ -1,5 +1,9 @@
 package io.quarkiverse.idempotency.runtime;
 
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import org.eclipse.microprofile.reactive.messaging.Metadata;
@@ -7,7 +11,9 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.idempotency.AttemptsExhaustedException;
 import io.quarkiverse.idempotency.HandlerFailedException;
+import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.MessageIdKey;
+import io.quarkiverse.idempotency.ScopedKey;
 
 /**
  * Counts and logs what deliveries report, and the messages that never became one: the one place where outcomes meet
@@ -21,11 +27,25 @@ final class DeliveryReport implements DeliveryListener {
 
     private final IdempotencyMetrics metrics;
     private final MessageIdKey messageIds;
-    private final LogThrottle logs = new LogThrottle(10, TimeUnit.SECONDS, 5);
+    private static final int MISMATCHES_REMEMBERED = 10_000;
 
-    DeliveryReport(IdempotencyMetrics metrics, MessageIdKey messageIds) {
+    private final LogThrottle logs = new LogThrottle(10, TimeUnit.SECONDS, 5);
+    private final DuplicateAges ages = new DuplicateAges();
+    /** The keys whose payload mismatch was logged: each once (bounded: forgotten all at once past its size). */
+    private final Set<ScopedKey> mismatchesLogged = ConcurrentHashMap.newKeySet();
+
+    /** The outcomes of the last hour, for the Dev UI; {@code null} outside dev mode. */
+    private final OutcomeHistory history;
+
+    DeliveryReport(IdempotencyMetrics metrics, MessageIdKey messageIds, OutcomeHistory history) {
         this.metrics = metrics;
         this.messageIds = messageIds;
+        this.history = history;
+    }
+
+    /** @return the outcomes of the last hour, or {@code null} outside dev mode */
+    OutcomeHistory history() {
+        return history;
     }
 
     @Override
@@ -36,8 +56,51 @@ final class DeliveryReport implements DeliveryListener {
     @Override
     public void tookOver(DeliveryView delivery) {
         metrics.takeover(delivery.target().channel());
+        metrics.duplicate(delivery.target().channel(), DuplicateOrigin.TAKEOVER, PayloadMatch.UNKNOWN);
+        if (history != null) {
+            history.count(OutcomeHistory.Series.TAKEOVER);
+        }
         LOG.infof("Took over the claim on key '%s' for %s: its lease ran out (its owner died or stalled)",
                 delivery.key(), delivery.target().plan().description());
+    }
+
+    @Override
+    public void duplicate(DeliveryView delivery, DuplicateOrigin origin, PayloadMatch payload, Duration age,
+            MessageFacts seen) {
+        String channel = delivery.target().channel();
+        metrics.duplicate(channel, origin, payload);
+        if (history != null) {
+            history.count(OutcomeHistory.Series.of(origin));
+        }
+        if (age != null) {
+            metrics.duplicateAge(channel, origin, age.toMillis());
+            Duration retention = delivery.target().policy().retention();
+            if (ages.observe(channel, age, retention)) {
+                LOG.warnf("A duplicate of key '%s' of %s arrived %s after the key was confirmed, in the last tenth of"
+                        + " its retention (%s): a duplicate arriving after the retention runs the work again. Raise the"
+                        + " retention (quarkus.idempotency.retention, quarkus.idempotency.channels.\"%s\".retention)"
+                        + " above the longest delay with which duplicates arrive (idempotency.duplicates.age shows it)",
+                        delivery.key(), delivery.target().plan().description(), age, retention, channel);
+            }
+        }
+        if (payload == PayloadMatch.MISMATCH && delivery.target().policy().payloadMismatch() == PayloadMismatch.WARN) {
+            if (mismatchesLogged.size() >= MISMATCHES_REMEMBERED) {
+                mismatchesLogged.clear();
+            }
+            if (mismatchesLogged.add(delivery.key())) {
+                LOG.warnf("Message %s has key '%s' of %s, which was handled for message %s with a different payload:"
+                        + " acknowledged as a duplicate without running. Two different messages share the key: the key"
+                        + " function may be wrong, or the producer reused an id (quarkus.idempotency.payload-mismatch ="
+                        + " dead-letter dead-letters such messages instead)", describeId(delivery.target().metadata()),
+                        delivery.key(), delivery.target().plan().description(),
+                        seen.messageId() == null ? "(no id)" : "'" + seen.messageId() + "'");
+            }
+        }
+    }
+
+    /** @return each channel's oldest duplicate so far, against its retention */
+    Map<String, DuplicateAges.Oldest> oldestDuplicates() {
+        return ages.oldest();
     }
 
     @Override
@@ -46,10 +109,27 @@ final class DeliveryReport implements DeliveryListener {
         if (state.outcome() != null) {
             metrics.delivery(delivery.target().channel(), state.outcome());
         }
+        if (history != null) {
+            switch (state) {
+                case HANDLED, UNCONFIRMED -> history.count(OutcomeHistory.Series.HANDLED);
+                case BUSY -> history.count(OutcomeHistory.Series.BUSY);
+                case RETRYING -> history.count(OutcomeHistory.Series.RETRIED);
+                case DEAD_LETTERED, PAYLOAD_MISMATCH -> history.count(OutcomeHistory.Series.DEAD_LETTERED);
+                default -> {
+                    // duplicates are counted by origin when reported; the rest is not charted
+                }
+            }
+        }
         String method = delivery.target().plan().description();
         switch (state) {
             case DUPLICATE -> LOG.debugf("Key '%s' of %s was handled before: acknowledged without running",
                     delivery.key(), method);
+            case PAYLOAD_MISMATCH -> {
+                String suffix = logs.admit("payload-mismatch:" + method);
+                if (suffix != null) {
+                    LOG.errorf("%s%s", delivery.answer().getMessage(), suffix);
+                }
+            }
             case BUSY -> LOG.debugf("Key '%s' of %s is being handled by another delivery; redelivering later",
                     delivery.key(), method);
             case UNCONFIRMED -> LOG.errorf(cause, "Could not confirm key '%s' after %s succeeded. The work happened, so"

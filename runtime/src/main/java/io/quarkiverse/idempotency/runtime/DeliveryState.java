@@ -9,7 +9,7 @@ package io.quarkiverse.idempotency.runtime;
  *     │        ▲                     │  └─awaitOutputAck()─▶ AWAITING_OUTPUT_ACK ──succeeded()──▶ HANDLED
  *     │        └── EXPIRED ◀─┐       └─confirmInTransaction()─▶ CONFIRMED_IN_TRANSACTION ──succeeded()──▶ HANDLED
  *     └─claimInTransaction()─┴────▶ WRITTEN_IN_TRANSACTION ──succeeded()──▶ HANDLED
- *   a claim ─▶ DUPLICATE | BUSY | DEAD_LETTERED       a transaction that rolled back ─▶ ROLLED_BACK
+ *   a claim ─▶ DUPLICATE | PAYLOAD_MISMATCH | BUSY | DEAD_LETTERED       a transaction that rolled back ─▶ ROLLED_BACK
  *   any held state ──failed()──▶ RETRYING | DEAD_LETTERED        a claim taken over ─▶ CLAIM_LOST
  *   a failing store ─▶ STORE_FAILED                              a cancelled handler ─▶ ABANDONED
  * </pre>
@@ -35,6 +35,8 @@ public enum DeliveryState {
     ROLLED_BACK,
     /** The key was confirmed before: acked without running. */
     DUPLICATE(Outcome.DUPLICATE),
+    /** The key was confirmed for a different payload, and such duplicates are dead-lettered: dead-lettered. */
+    PAYLOAD_MISMATCH(Outcome.PAYLOAD_MISMATCH),
     /** Another delivery holds the key: redelivered later. */
     BUSY(Outcome.BUSY),
     /** The work is done and the key confirmed: acked. */

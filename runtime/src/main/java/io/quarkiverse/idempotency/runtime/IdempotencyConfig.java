@@ -57,6 +57,18 @@ public interface IdempotencyConfig {
     Duration outputAckTimeout();
 
     /**
+     * What becomes of a duplicate whose payload differs from the payload its key was written with (their fingerprints,
+     * a digest of each payload, differ): two different messages share the key, so the key function is probably wrong or
+     * the producer reused an id, and the second message would be dropped silently. {@code warn} acks it as a duplicate,
+     * counts it ({@code idempotency.duplicates}, tag {@code payload=mismatch}) and logs it once per key with both message
+     * ids; {@code dead-letter} dead-letters it (outcome {@code payload-mismatch}); {@code off} computes no fingerprint.
+     * Keys written without a fingerprint (by an earlier version, or a payload type without a canonical byte form on a
+     * connector that does not keep the body) are never mismatches.
+     */
+    @WithDefault("warn")
+    PayloadMismatch payloadMismatch();
+
+    /**
      * How many keys this process confirmed are remembered in memory, so that a duplicate of one is acked without a
      * round trip to the store. Safe (a confirmed key is final); {@code 0} turns it off.
      */
@@ -149,6 +161,12 @@ public interface IdempotencyConfig {
          * Handler failures on this channel.
          */
         ChannelRetry retry();
+
+        /**
+         * What becomes of a duplicate on this channel whose payload differs from the one its key was written with
+         * ({@code quarkus.idempotency.payload-mismatch} for this channel).
+         */
+        Optional<PayloadMismatch> payloadMismatch();
 
         /**
          * Whether startup fails when this RabbitMQ channel's queue has no dead-letter exchange set up by the connector

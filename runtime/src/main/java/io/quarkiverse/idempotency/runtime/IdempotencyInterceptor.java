@@ -64,7 +64,7 @@ public class IdempotencyInterceptor {
         }
         // The method's own argument: the payload after SmallRye's converters, as the key function expects it.
         Delivery delivery = deliveries.start(plan, inbound.channel(), ic.getParameters()[0],
-                inbound.message().getMetadata());
+                inbound.message());
         inbound.started(delivery);
         return switch (plan.returns()) {
             case SYNC -> aroundSync(ic, plan, delivery, inbound);
@@ -150,7 +150,7 @@ public class IdempotencyInterceptor {
     private Object aroundInPlace(InvocationContext ic, MethodPlan plan, InboundMessage inbound) throws Exception {
         for (;;) {
             Delivery delivery = deliveries.start(plan, inbound.channel(), ic.getParameters()[0],
-                    inbound.message().getMetadata());
+                    inbound.message());
             inbound.started(delivery);
             try {
                 return switch (plan.returns()) {
@@ -249,7 +249,8 @@ public class IdempotencyInterceptor {
             String channel, InboundMessage inbound) {
         Delivery delivery;
         try {
-            delivery = deliveries.start(plan, channel, message.getPayload(), message.getMetadata());
+            delivery = deliveries.start(plan, channel, message.getPayload(),
+                    inbound != null ? inbound.message() : message);
             if (inbound != null) {
                 inbound.started(delivery);
             }

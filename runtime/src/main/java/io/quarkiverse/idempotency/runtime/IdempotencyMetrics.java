@@ -18,6 +18,14 @@ public interface IdempotencyMetrics {
     /** Records rows deleted by a purge. */
     void purged(long rows);
 
+    /** Records a duplicate delivery: where it comes from, and how its payload compares. */
+    default void duplicate(String channel, DuplicateOrigin origin, PayloadMatch payload) {
+    }
+
+    /** Records how long after its key was confirmed a duplicate arrived. */
+    default void duplicateAge(String channel, DuplicateOrigin origin, long millis) {
+    }
+
     /** Records nothing. */
     IdempotencyMetrics NOOP = new IdempotencyMetrics() {
         @Override

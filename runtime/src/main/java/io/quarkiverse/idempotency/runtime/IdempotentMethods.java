@@ -210,8 +210,10 @@ public final class IdempotentMethods {
         Duration maxDelay = defaults.maxDelay();
         double jitter = defaults.jitter();
         boolean asynchronousCommit = false;
+        PayloadMismatch payloadMismatch = config.payloadMismatch();
         if (overrides != null) {
             asynchronousCommit = overrides.asynchronousCommit();
+            payloadMismatch = overrides.payloadMismatch().orElse(payloadMismatch);
             retention = overrides.retention().orElse(retention);
             lease = overrides.lease().orElse(lease);
             maxAttempts = overrides.retry().maxAttempts().orElse(maxAttempts);
@@ -232,8 +234,36 @@ public final class IdempotentMethods {
                     + ", max " + maxDelay + ", jitter " + jitter + "): delays must not be negative and the jitter must be"
                     + " from 0 to 1 (quarkus.idempotency.retry.*)");
         }
-        return new DeliveryPolicy(retention, lease, new RetryPolicy(maxAttempts, initialDelay, maxDelay, jitter),
-                asynchronousCommit);
+        RetryPolicy retry = new RetryPolicy(maxAttempts, initialDelay, maxDelay, jitter);
+        refuseShortRetention(info, channel, retention, lease, retry, config);
+        return new DeliveryPolicy(retention, lease, retry, asynchronousCommit, payloadMismatch);
+    }
+
+    /**
+     * Refuses a retention that does not outlast a message's retry horizon: the lease (a dead owner's claim is taken
+     * over only after it), every delay of the attempt budget at its upper jitter bound, and for a processor the wait for
+     * its output's acknowledgement. A key purged inside that horizon forgets the attempts counted on it (a poison message
+     * then never reaches the end of its budget) or a claim still held (a concurrent delivery runs the work too).
+     */
+    private static void refuseShortRetention(IdempotentMethodInfo info, String channel, Duration retention,
+            Duration lease, RetryPolicy retry, IdempotencyConfig config) {
+        Duration delays = retry.longestWait();
+        Duration horizon = lease.plus(delays);
+        String outputAck = "";
+        if (info.isProcessor()) {
+            horizon = horizon.plus(config.outputAckTimeout());
+            outputAck = " + the output-ack timeout " + config.outputAckTimeout();
+        }
+        if (retention.compareTo(horizon) <= 0) {
+            throw new IllegalArgumentException("The retention for channel " + channel + " of " + info.getDescription()
+                    + " is " + retention + ", not longer than the time a message of it can still come back: the lease "
+                    + lease + " + the delays of " + retry.maxAttempts() + " attempts at their longest (" + delays + ")"
+                    + outputAck + " = " + horizon + ". A key purged before that forgets the attempts counted on it (a"
+                    + " poison message would never be dead-lettered) or a claim still held (a duplicate would run). Raise"
+                    + " the retention above " + horizon + " (quarkus.idempotency.retention, quarkus.idempotency.channels.\""
+                    + channel + "\".retention, @Idempotent(retention)), or shorten the lease or the retry delays"
+                    + " (quarkus.idempotency.lease, quarkus.idempotency.retry.*)");
+        }
     }
 
     private static void positive(Duration duration, String what) {

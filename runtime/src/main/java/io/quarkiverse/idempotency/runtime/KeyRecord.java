@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency.runtime;
 
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
 
 /**
@@ -16,22 +17,24 @@ final class KeyRecord {
     private final ScopedKey key;
     private final DeliveryPolicy policy;
     private final DeliveryContext context;
+    private final MessageFacts facts;
     private String token;
     private Lease lease;
 
-    KeyRecord(DeliveryContext context, ScopedKey key, DeliveryPolicy policy) {
+    KeyRecord(DeliveryContext context, ScopedKey key, DeliveryPolicy policy, MessageFacts facts) {
         this.store = context.store();
         this.context = context;
         this.key = key;
         this.policy = policy;
+        this.facts = facts;
     }
 
     Claim claim() {
-        return store.claim(key, token(), policy.lease(), policy.retention());
+        return store.claim(key, token(), policy.lease(), policy.retention(), facts);
     }
 
     Claim claimInTransaction() {
-        return store.claimInTransaction(key, token(), policy.retention(), policy.asynchronousCommit());
+        return store.claimInTransaction(key, token(), policy.retention(), policy.asynchronousCommit(), facts);
     }
 
     void awaitDurable() {

@@ -9,6 +9,8 @@ public enum Outcome {
     HANDLED("handled"),
     /** The key was confirmed: acked without running. */
     DUPLICATE("duplicate"),
+    /** The key was confirmed for a different payload, and such duplicates are dead-lettered: dead-lettered. */
+    PAYLOAD_MISMATCH("payload-mismatch"),
     /** Another delivery held the key: redelivered later. */
     BUSY("busy"),
     /** The handler failed within the attempt budget: the attempt was counted and the message redelivered later. */

@@ -70,7 +70,7 @@ public class ProgrammaticIdempotency implements Idempotency {
             Consumer<? super T> handler) {
         Delivery delivery;
         try {
-            delivery = deliveries.start(plan, scope, message.getPayload(), message.getMetadata());
+            delivery = deliveries.start(plan, scope, message.getPayload(), message);
             if (delivery.isDuplicate() || !delivery.claim()) {
                 return message.ack();
             }

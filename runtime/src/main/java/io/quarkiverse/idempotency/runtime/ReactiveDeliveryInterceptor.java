@@ -69,7 +69,7 @@ public class ReactiveDeliveryInterceptor {
         }
         long start = System.nanoTime();
         // the common case, a new key, is one insert, and one operator here
-        return keys.insert(session, delivery.key(), delivery.token(), delivery.retention()).onItemOrFailure()
+        return keys.insert(session, delivery.key(), delivery.token(), delivery.retention(), delivery.facts()).onItemOrFailure()
                 .transformToUni((inserted, failure) -> {
                     if (failure != null) {
                         return Uni.createFrom().failure(delivery.sessionFailed("claim", failure));
@@ -77,7 +77,8 @@ public class ReactiveDeliveryInterceptor {
                     if (inserted == 1) {
                         return claimed(ic, delivery, session, SessionKeys.NEW, start);
                     }
-                    return keys.afterInsert(session, delivery.key(), delivery.token(), delivery.retention())
+                    return keys.afterInsert(session, delivery.key(), delivery.token(), delivery.retention(),
+                            delivery.facts())
                             .onItemOrFailure().transformToUni((claim, again) -> again != null
                                     ? Uni.createFrom().failure(delivery.sessionFailed("claim", again))
                                     : claimed(ic, delivery, session, claim, start));

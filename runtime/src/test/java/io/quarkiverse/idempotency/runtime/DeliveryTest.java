@@ -32,6 +32,8 @@ import io.quarkiverse.idempotency.IdempotencyException;
 import io.quarkiverse.idempotency.IdempotencyMode;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.LeaseExpiredException;
+import io.quarkiverse.idempotency.MessageFacts;
+import io.quarkiverse.idempotency.PayloadMismatchException;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.StoreUnavailableException;
 import io.vertx.core.Vertx;
@@ -108,7 +110,7 @@ class DeliveryTest {
         assertFalse(d.claim(), "the handler does not run");
         assertEquals(DeliveryState.DUPLICATE, d.state());
         assertTrue(d.isDuplicate());
-        assertEquals(List.of("claimAnswered", "ended:DUPLICATE"), events.seen);
+        assertEquals(List.of("claimAnswered", "duplicate:UNKNOWN:UNKNOWN:null", "ended:DUPLICATE"), events.seen);
     }
 
     @Test
@@ -230,7 +232,7 @@ class DeliveryTest {
     @Test
     void aFailureOfTheExtensionsOwnOutcomeAfterTheDeliveryEndedIsAnsweredAsIs() {
         Delivery d = lease();
-        d.confirmedEarlier();
+        d.confirmedEarlier(MessageFacts.NONE, Duration.ZERO);
         DeliveryInProgressException busy = new DeliveryInProgressException(KEY);
         assertSame(busy, d.failed(busy));
         assertEquals(DeliveryState.DUPLICATE, d.state());
@@ -450,9 +452,78 @@ class DeliveryTest {
     @Test
     void aKeyThisProcessConfirmedIsADuplicateWithoutAClaim() {
         Delivery d = lease();
-        d.confirmedEarlier();
+        d.confirmedEarlier(MessageFacts.NONE, Duration.ZERO);
         assertEquals(DeliveryState.DUPLICATE, d.state());
         assertTrue(store.calls.isEmpty());
+    }
+
+    // ---- where duplicates come from, and whether their payload is the same
+
+    Delivery arriving(MessageFacts facts, PayloadMismatch onMismatch) {
+        DeliveryPolicy policy = new DeliveryPolicy(Duration.ofHours(24), Duration.ofSeconds(30), RETRY, false,
+                onMismatch);
+        MethodPlan plan = new MethodPlan("Payments#charge", "payments", null, (p, m) -> "p-1", IdempotencyMode.LEASE,
+                Map.of("payments", policy), IdempotentMethodInfo.Returns.SYNC, false, false, false, false);
+        DeliveryContext context = new DeliveryContext(store, events, renewer, null, new ClaimTokens("worker"),
+                Duration.ofMillis(500), new LocalHolders());
+        return new Delivery(context, plan, "payments", KEY, Metadata.empty(), new Arrival(facts, null, List.of()));
+    }
+
+    @Test
+    void theSameIdAndPayloadAgainIsARedeliveryOfTheSamePayload() {
+        store.claims.add(Claim.done(new MessageFacts("m-1", "fp-A"), Duration.ofSeconds(3)));
+        Delivery d = arriving(new MessageFacts("m-1", "fp-A"), PayloadMismatch.WARN);
+        assertFalse(d.claim());
+        assertEquals(DeliveryState.DUPLICATE, d.state());
+        assertEquals(List.of("claimAnswered", "duplicate:REDELIVERY:SAME:PT3S", "ended:DUPLICATE"), events.seen);
+    }
+
+    @Test
+    void anotherIdWithAnotherPayloadIsARepublishWhosePayloadMismatchesAndIsAckedWhenWarned() {
+        store.claims.add(Claim.done(new MessageFacts("m-1", "fp-A"), Duration.ofMinutes(2)));
+        Delivery d = arriving(new MessageFacts("m-2", "fp-B"), PayloadMismatch.WARN);
+        assertFalse(d.claim());
+        assertEquals(DeliveryState.DUPLICATE, d.state());
+        assertEquals(List.of("claimAnswered", "duplicate:REPUBLISH:MISMATCH:PT2M", "ended:DUPLICATE"), events.seen);
+    }
+
+    @Test
+    void aMismatchingPayloadIsDeadLetteredWithoutRunningWhenSoConfigured() {
+        store.claims.add(Claim.done(new MessageFacts("m-1", "fp-A"), Duration.ofMinutes(2)));
+        Delivery d = arriving(new MessageFacts("m-2", "fp-B"), PayloadMismatch.DEAD_LETTER);
+        PayloadMismatchException e = assertThrows(PayloadMismatchException.class, d::claim);
+        assertFalse(e.requeue());
+        assertEquals("m-1", e.firstMessageId());
+        assertEquals("m-2", e.messageId());
+        assertEquals(DeliveryState.PAYLOAD_MISMATCH, d.state());
+        assertEquals("payload-mismatch", DeadLetterHeaders.outcome(e));
+        assertEquals(List.of("claim"), store.calls); // nothing written: the key stays as it was
+    }
+
+    @Test
+    void aKeyWrittenWithoutFactsIsNeverAMismatch() {
+        store.claims.add(Claim.DONE);
+        Delivery d = arriving(new MessageFacts("m-2", "fp-B"), PayloadMismatch.DEAD_LETTER);
+        assertFalse(d.claim());
+        assertEquals(DeliveryState.DUPLICATE, d.state());
+        assertEquals(List.of("claimAnswered", "duplicate:UNKNOWN:UNKNOWN:null", "ended:DUPLICATE"), events.seen);
+    }
+
+    @Test
+    void aDuplicateFromTheConfirmedKeysCacheIsComparedToo() {
+        Delivery d = arriving(new MessageFacts("m-1", "fp-B"), PayloadMismatch.DEAD_LETTER);
+        assertThrows(PayloadMismatchException.class,
+                () -> d.confirmedEarlier(new MessageFacts("m-1", "fp-A"), Duration.ofSeconds(1)));
+        assertEquals(List.of("duplicate:REDELIVERY:MISMATCH:PT1S", "ended:PAYLOAD_MISMATCH"), events.seen);
+        assertTrue(store.calls.isEmpty());
+    }
+
+    @Test
+    void aClaimTakenOverIsReportedAsATakeover() {
+        store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 0));
+        Delivery d = arriving(new MessageFacts("m-1", "fp-A"), PayloadMismatch.WARN);
+        assertTrue(d.claim());
+        assertTrue(events.seen.contains("tookOver"));
     }
 
     /** What a delivery reports. */
@@ -467,6 +538,12 @@ class DeliveryTest {
         @Override
         public void tookOver(DeliveryView delivery) {
             seen.add("tookOver");
+        }
+
+        @Override
+        public void duplicate(DeliveryView delivery, DuplicateOrigin origin, PayloadMatch payload, Duration age,
+                MessageFacts facts) {
+            seen.add("duplicate:" + origin + ":" + payload + ":" + age);
         }
 
         @Override

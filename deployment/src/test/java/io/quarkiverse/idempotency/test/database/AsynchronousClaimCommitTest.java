@@ -134,7 +134,9 @@ class AsynchronousClaimCommitTest {
             ps.setString(4, "test-worker#" + id);
             ps.setLong(5, LEASE.toMillis());
             ps.setLong(6, RETENTION.toMillis());
-            ps.setString(7, id);
+            ps.setString(7, "message-" + id);
+            ps.setString(8, null);
+            ps.setString(9, id);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getString(1) : null;
             }

@@ -23,6 +23,7 @@ import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkiverse.idempotency.IdempotencyStore.HeldClaim;
+import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.PurgeJob;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
@@ -137,6 +138,41 @@ class DatabaseStoreTest {
         insert("s:old-dead", "CLAIMED", "old-host:1:ab", "now() - interval '6 minutes'", null);
         assertEquals(ClaimResult.BUSY, claim("old-live", "a1").result(), "still within five minutes of its renewal");
         assertEquals(ClaimResult.TAKEN_OVER, claim("old-dead", "a1").result());
+    }
+
+    @Test
+    void aConfirmedKeyIsAnsweredWithTheFactsOfTheMessageThatWroteItAndItsAge() throws Exception {
+        ScopedKey leased = new ScopedKey("s", "facts-lease");
+        assertEquals(ClaimResult.NEW, store.claim(leased, "a", LEASE, RETENTION, new MessageFacts("m-1", "fp-1")).result());
+        assertTrue(store.confirm(leased, "a", RETENTION));
+        Claim duplicate = store.claim(leased, "b", LEASE, RETENTION, new MessageFacts("m-2", "fp-2"));
+        assertEquals(ClaimResult.DONE, duplicate.result());
+        assertEquals(new MessageFacts("m-1", "fp-1"), duplicate.seen());
+        assertTrue(duplicate.age().compareTo(Duration.ofSeconds(30)) < 0, "confirmed just now: " + duplicate.age());
+
+        // a retry's claim keeps the facts of the message that retried
+        ScopedKey retried = new ScopedKey("s", "facts-retry");
+        store.claim(retried, "c1", LEASE, RETENTION, new MessageFacts("m-3", "fp-3"));
+        assertEquals(1, store.recordFailure(retried, "c1", "boom", 5, RETENTION));
+        store.claim(retried, "c2", LEASE, RETENTION, new MessageFacts("m-4", "fp-4"));
+        assertTrue(store.confirm(retried, "c2", RETENTION));
+        assertEquals(new MessageFacts("m-4", "fp-4"), claim(retried, "c3").seen());
+
+        // written in the handler's transaction, and answered there
+        ScopedKey inTransaction = new ScopedKey("s", "facts-tx");
+        assertEquals(ClaimResult.NEW, QuarkusTransaction.requiringNew().call(() -> store.claimInTransaction(inTransaction,
+                "d1", RETENTION, false, new MessageFacts("m-5", "fp-5"))).result());
+        Claim again = QuarkusTransaction.requiringNew().call(() -> store.claimInTransaction(inTransaction, "d2",
+                RETENTION, false, new MessageFacts("m-6", "fp-6")));
+        assertEquals(ClaimResult.DONE, again.result());
+        assertEquals(new MessageFacts("m-5", "fp-5"), again.seen());
+        assertTrue(again.age() != null && !again.age().isNegative());
+
+        // a key of an earlier version has no facts: unknown, never a mismatch
+        insert("s:facts-old", "CONFIRMED", "w", "now() - interval '1 hour'", null);
+        Claim old = claim(new ScopedKey("s", "facts-old"), "e");
+        assertEquals(MessageFacts.NONE, old.seen());
+        assertTrue(old.age().compareTo(Duration.ofMinutes(59)) > 0, "an hour old: " + old.age());
     }
 
     @Test

@@ -46,7 +46,7 @@ class FlywayMigrationTest {
 
     @Test
     void migrationCreatesTheTableTheEntityAndTheStoreUse() throws SQLException {
-        assertEquals("1000,1001,1002", query("SELECT string_agg(version, ',' ORDER BY installed_rank) FROM " + SCHEMA
+        assertEquals("1000,1001,1002,1003", query("SELECT string_agg(version, ',' ORDER BY installed_rank) FROM " + SCHEMA
                 + ".flyway_schema_history WHERE success AND version IS NOT NULL"));
         assertEquals("idempotency_record_claims", query("SELECT indexname FROM pg_indexes WHERE schemaname = '"
                 + SCHEMA + "' AND indexdef LIKE '%WHERE%CLAIMED%'"));

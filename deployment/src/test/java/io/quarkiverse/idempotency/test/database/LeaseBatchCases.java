@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.test.support.Sql;
@@ -87,7 +88,9 @@ abstract class LeaseBatchCases {
      */
     @Test
     void claimsOfOneBatchAnswerEachForItsKey() throws Exception {
-        assertTrue(store.confirm(key("done"), claimed("done", "t0"), RETENTION));
+        assertEquals(ClaimResult.NEW, store.claim(key("done"), "t0", LEASE, RETENTION,
+                new MessageFacts("m-done", "fp-done")).result());
+        assertTrue(store.confirm(key("done"), "t0", RETENTION));
         claimed("held", "other");
         claimed("dead", "t1");
         assertEquals(1, store.recordFailure(key("dead"), "t1", "it broke", 1, RETENTION));
@@ -101,7 +104,8 @@ abstract class LeaseBatchCases {
         awaitRunning(slow);
         Map<String, Future<Claim>> asked = new LinkedHashMap<>();
         for (String k : List.of("new", "done", "held", "dead", "failed", "lapsed", "twice", "twice")) {
-            asked.put(k + "#" + asked.size(), submit(() -> store.claim(key(k), "b-" + k, LEASE, RETENTION)));
+            asked.put(k + "#" + asked.size(), submit(() -> store.claim(key(k), "b-" + k, LEASE, RETENTION,
+                    new MessageFacts("m-" + k, "fp-" + k))));
         }
         await().atMost(Duration.ofSeconds(5)).until(() -> store.leaseBatchesWaiting()[0] == 8);
         assertEquals(ClaimResult.NEW, slow.get().result());
@@ -114,7 +118,10 @@ abstract class LeaseBatchCases {
         assertEquals(9, after[1] - before[1]);
 
         assertEquals(ClaimResult.NEW, answers.get("new#0").result());
-        assertEquals(ClaimResult.DONE, answers.get("done#1").result());
+        Claim done = answers.get("done#1");
+        assertEquals(ClaimResult.DONE, done.result());
+        assertEquals(new MessageFacts("m-done", "fp-done"), done.seen(), "the facts of the message that wrote the key");
+        assertTrue(done.age() != null && done.age().compareTo(Duration.ofSeconds(30)) < 0, "its age: " + done.age());
         Claim held = answers.get("held#2");
         assertEquals(ClaimResult.BUSY, held.result());
         assertTrue(held.busyFor().compareTo(Duration.ofSeconds(20)) > 0, "the holder's lease left");
@@ -128,7 +135,10 @@ abstract class LeaseBatchCases {
         List<ClaimResult> twice = List.of(answers.get("twice#6").result(), answers.get("twice#7").result());
         assertTrue(twice.contains(ClaimResult.NEW) && twice.contains(ClaimResult.BUSY), "one of two wins: " + twice);
 
-        assertEquals("b-new", sql().query("SELECT claimed_by FROM " + table() + " WHERE scoped_key = 'batch:new'"));
+        assertEquals("b-new m-new fp-new", sql().query("SELECT claimed_by || ' ' || message_id || ' ' || fingerprint FROM "
+                + table() + " WHERE scoped_key = 'batch:new'"));
+        assertEquals("m-lapsed", sql().query("SELECT message_id FROM " + table() + " WHERE scoped_key = 'batch:lapsed'"),
+                "a takeover keeps the facts of the message that took it over");
         assertEquals("other", sql().query("SELECT claimed_by FROM " + table() + " WHERE scoped_key = 'batch:held'"));
         assertEquals("b-lapsed", sql().query("SELECT claimed_by FROM " + table()
                 + " WHERE scoped_key = 'batch:lapsed'"));

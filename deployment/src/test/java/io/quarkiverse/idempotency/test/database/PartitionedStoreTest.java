@@ -33,6 +33,7 @@ import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.IdempotencyStore.HeldClaim;
+import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.StoreMisconfiguredException;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
@@ -143,6 +144,24 @@ class PartitionedStoreTest {
         assertEquals("300", sql().query("SELECT count(DISTINCT scoped_key)::text FROM " + TABLE));
         assertEquals("true", sql().query("SELECT (count(DISTINCT tableoid) >= 3)::text FROM " + TABLE),
                 "the winners' rows are spread over partitions");
+    }
+
+    @Test
+    void aConfirmedKeyIsAnsweredWithTheFactsOfTheMessageThatWroteIt() {
+        ScopedKey leased = new ScopedKey("facts", "lease");
+        assertEquals(ClaimResult.NEW, store.claim(leased, "a", LEASE, RETENTION, new MessageFacts("m-1", "fp-1")).result());
+        assertTrue(store.confirm(leased, "a", RETENTION));
+        Claim duplicate = store.claim(leased, "b", LEASE, RETENTION, new MessageFacts("m-2", "fp-2"));
+        assertEquals(ClaimResult.DONE, duplicate.result());
+        assertEquals(new MessageFacts("m-1", "fp-1"), duplicate.seen());
+        assertTrue(duplicate.age() != null && duplicate.age().compareTo(RETENTION) < 0, "age " + duplicate.age());
+
+        ScopedKey inTransaction = new ScopedKey("facts", "tx");
+        assertEquals(ClaimResult.NEW, QuarkusTransaction.requiringNew().call(() -> store.claimInTransaction(inTransaction,
+                "c", RETENTION, false, new MessageFacts("m-3", "fp-3"))).result());
+        Claim again = store.claim(inTransaction, "d", LEASE, RETENTION, new MessageFacts("m-4", "fp-4"));
+        assertEquals(ClaimResult.DONE, again.result());
+        assertEquals(new MessageFacts("m-3", "fp-3"), again.seen());
     }
 
     @Test

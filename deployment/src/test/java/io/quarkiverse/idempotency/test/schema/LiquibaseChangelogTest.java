@@ -47,7 +47,7 @@ class LiquibaseChangelogTest {
 
     @Test
     void theChangelogCreatesTheTableTheStoreUses() throws SQLException {
-        assertEquals("3", new Sql(dataSource).query("SELECT count(*)::text FROM databasechangelog"
+        assertEquals("4", new Sql(dataSource).query("SELECT count(*)::text FROM databasechangelog"
                 + " WHERE author = 'quarkus-idempotency'"));
         // idempotency.partitioning=time: a new table partitioned by expiry; the store (validating) made its functions
         // and partitions at startup

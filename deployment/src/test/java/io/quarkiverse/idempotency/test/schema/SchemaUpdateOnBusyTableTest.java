@@ -39,7 +39,8 @@ class SchemaUpdateOnBusyTableTest {
                     + " PRIMARY KEY, scope VARCHAR(255) NOT NULL, state VARCHAR(16) NOT NULL, claimed_by VARCHAR(128),"
                     + " recorded_at TIMESTAMP WITH TIME ZONE NOT NULL, expires_at TIMESTAMP WITH TIME ZONE NOT NULL,"
                     + " lease_until TIMESTAMP WITH TIME ZONE, attempts INTEGER NOT NULL DEFAULT 0,"
-                    + " last_failure VARCHAR(1000), CONSTRAINT busy_keys_state_check"
+                    + " last_failure VARCHAR(1000), message_id VARCHAR(255), fingerprint VARCHAR(64),"
+                    + " CONSTRAINT busy_keys_state_check"
                     + " CHECK (state IN ('CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED')))",
                     "CREATE INDEX busy_keys_expires_at ON busy_keys (expires_at)",
                     "CREATE INDEX busy_keys_claims ON busy_keys (recorded_at) WHERE state = 'CLAIMED'");

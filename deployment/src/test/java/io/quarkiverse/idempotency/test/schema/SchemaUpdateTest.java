@@ -48,7 +48,7 @@ class SchemaUpdateTest {
     @Test
     void theExtensionCreatedItsTableWithItsIndexesAndUsesIt() throws SQLException {
         Sql sql = new Sql(dataSource);
-        assertEquals("9", sql.query("SELECT count(*)::text FROM information_schema.columns"
+        assertEquals("11", sql.query("SELECT count(*)::text FROM information_schema.columns"
                 + " WHERE table_schema = 'idem_update' AND table_name = 'payment_keys'"));
         assertEquals("payment_keys_claims,payment_keys_expires_at,payment_keys_pkey", sql.query(
                 "SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes WHERE schemaname = 'idem_update'"));

@@ -24,6 +24,7 @@ import jakarta.transaction.TransactionManager;
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
 
 /**
@@ -125,29 +126,35 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
 
     @Override
     public Claim claim(ScopedKey key, String token, Duration lease, Duration retention) {
+        return claim(key, token, lease, retention, MessageFacts.NONE);
+    }
+
+    @Override
+    public Claim claim(ScopedKey key, String token, Duration lease, Duration retention, MessageFacts facts) {
         if (claims != null) {
             if (partitioned) {
                 partitions.cover(retention);
             }
-            return claims.submit(new ClaimRequest(key, StorageKeys.of(key), token, lease, retention));
+            return claims.submit(new ClaimRequest(key, StorageKeys.of(key), token, lease, retention, facts));
         }
-        return claimAlone(key, token, lease, retention);
+        return claimAlone(key, token, lease, retention, facts);
     }
 
-    private Claim claimAlone(ScopedKey key, String token, Duration lease, Duration retention) {
+    private Claim claimAlone(ScopedKey key, String token, Duration lease, Duration retention, MessageFacts facts) {
         String id = StorageKeys.of(key);
         if (partitioned) {
             partitions.cover(retention);
             return table.onItsOwn(() -> table.query(partitionedClaim, ps -> bind(ps, id,
                     StorageKeys.scopeColumn(key.scope()), token, lease.toMillis(), retention.toMillis(),
-                    asynchronousClaimCommit), rs -> {
+                    facts.messageId(), facts.fingerprint(), asynchronousClaimCommit), rs -> {
                         rs.next();
                         return claimOf(rs);
                     }, "Could not claim key '" + key + "'"));
         }
         return relayoutOn(() -> table.onItsOwn(() -> table.connect(c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
-                bind(ps, id, id, StorageKeys.scopeColumn(key.scope()), token, lease.toMillis(), retention.toMillis(), id);
+                bind(ps, id, id, StorageKeys.scopeColumn(key.scope()), token, lease.toMillis(), retention.toMillis(),
+                        facts.messageId(), facts.fingerprint(), id);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
                         return claimOf(rs);
@@ -161,11 +168,12 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                     return rs.next() ? claimOf(rs) : Claim.BUSY; // no row: an in-transaction delivery holds it
                 }
             }
-        }, "Could not claim key '" + key + "'")), () -> claimAlone(key, token, lease, retention));
+        }, "Could not claim key '" + key + "'")), () -> claimAlone(key, token, lease, retention, facts));
     }
 
     /** A lease-mode claim waiting for its batch. */
-    private record ClaimRequest(ScopedKey key, String id, String token, Duration lease, Duration retention) {
+    private record ClaimRequest(ScopedKey key, String id, String token, Duration lease, Duration retention,
+            MessageFacts facts) {
     }
 
     /** A lease-mode confirm waiting for its batch. */
@@ -180,7 +188,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     private List<Claim> claimAll(List<ClaimRequest> batch) {
         if (batch.size() == 1) {
             ClaimRequest only = batch.get(0);
-            return List.of(claimAlone(only.key(), only.token(), only.lease(), only.retention()));
+            return List.of(claimAlone(only.key(), only.token(), only.lease(), only.retention(), only.facts()));
         }
         Map<String, ClaimRequest> byKey = new TreeMap<>(); // distinct keys, sorted: one lock order for every batch
         for (ClaimRequest request : batch) {
@@ -215,6 +223,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         String[] tokens = new String[n];
         Long[] leases = new Long[n];
         Long[] retentions = new Long[n];
+        String[] messageIds = new String[n];
+        String[] fingerprints = new String[n];
         for (int i = 0; i < n; i++) {
             ClaimRequest request = distinct.get(i);
             ids[i] = request.id();
@@ -222,15 +232,18 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
             tokens[i] = request.token();
             leases[i] = request.lease().toMillis();
             retentions[i] = request.retention().toMillis();
+            messageIds[i] = request.facts().messageId();
+            fingerprints[i] = request.facts().fingerprint();
         }
         Claim[] answers = new Claim[n];
         boolean partitioned = this.partitioned;
         try (PreparedStatement ps = c.prepareStatement(partitioned ? partitionedClaimBatch : sql.claimBatch)) {
             bind(ps, c.createArrayOf("varchar", ids), c.createArrayOf("varchar", scopes),
                     c.createArrayOf("varchar", tokens), c.createArrayOf("bigint", leases),
-                    c.createArrayOf("bigint", retentions));
+                    c.createArrayOf("bigint", retentions), c.createArrayOf("varchar", messageIds),
+                    c.createArrayOf("varchar", fingerprints));
             if (partitioned) {
-                ps.setBoolean(6, asynchronousClaimCommit);
+                ps.setBoolean(8, asynchronousClaimCommit);
             }
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -303,7 +316,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         return plan;
     }
 
-    // A row of the claim, or of its second look: the answer, the failed attempts, a holder's lease left, a reason.
+    // A row of the claim, or of its second look: the answer, the failed attempts, a holder's lease left, a reason, and
+    // the message facts and age of a key it did not take.
     private static Claim claimOf(ResultSet rs) throws SQLException {
         return claimOf(rs, 0);
     }
@@ -316,10 +330,18 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         boolean noLease = rs.wasNull() || leaseLeftMillis <= 0;
         return switch (result) {
             case NEW, TAKEN_OVER -> Claim.claimed(result, attempts);
-            case DONE -> Claim.DONE;
+            case DONE -> done(rs, skip + 5);
             case DEAD_LETTERED -> Claim.deadLettered(attempts, rs.getString(skip + 4));
             default -> noLease ? Claim.BUSY : Claim.busyFor(Duration.ofMillis(leaseLeftMillis));
         };
+    }
+
+    // A confirmed key, from its message id, fingerprint and age in milliseconds, at column {@code first} on.
+    static Claim done(ResultSet rs, int first) throws SQLException {
+        String messageId = rs.getString(first);
+        String fingerprint = rs.getString(first + 1);
+        long age = rs.getLong(first + 2);
+        return Claim.done(MessageFacts.of(messageId, fingerprint), rs.wasNull() ? null : Duration.ofMillis(age));
     }
 
     /**
@@ -350,6 +372,12 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
      */
     @Override
     public Claim claimInTransaction(ScopedKey key, String token, Duration retention, boolean asynchronousCommit) {
+        return claimInTransaction(key, token, retention, asynchronousCommit, MessageFacts.NONE);
+    }
+
+    @Override
+    public Claim claimInTransaction(ScopedKey key, String token, Duration retention, boolean asynchronousCommit,
+            MessageFacts facts) {
         String id = StorageKeys.of(key);
         boolean partitioned = this.partitioned;
         if (partitioned) {
@@ -357,8 +385,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         }
         return relayoutOn(() -> table.connect(c -> {
             for (int round = 0; round < IN_TRANSACTION_ROUNDS; round++) {
-                if (partitioned ? insertedPartitioned(c, id, key, token, retention)
-                        : insertedInTransaction(c, id, key, token, retention, asynchronousCommit)) {
+                if (partitioned ? insertedPartitioned(c, id, key, token, retention, facts)
+                        : insertedInTransaction(c, id, key, token, retention, asynchronousCommit, facts)) {
                     if (partitioned && asynchronousCommit) {
                         commitAsynchronously(c);
                     }
@@ -377,7 +405,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                         }
                         switch (state) {
                             case "CONFIRMED":
-                                return Claim.DONE;
+                                return done(rs, 6);
                             case "DEAD_LETTERED":
                                 return Claim.deadLettered(rs.getInt(3), rs.getString(5));
                             case "CLAIMED":
@@ -388,7 +416,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                     }
                 }
                 try (PreparedStatement take = c.prepareStatement(sql.takeOverInTransaction)) {
-                    bind(take, token, retention.toMillis(), id);
+                    bind(take, token, retention.toMillis(), facts.messageId(), facts.fingerprint(), id);
                     try (ResultSet rs = take.executeQuery()) {
                         if (rs.next()) {
                             if (asynchronousCommit) {
@@ -408,18 +436,20 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     }
 
     private boolean insertedInTransaction(Connection c, String id, ScopedKey key, String token,
-            Duration retention, boolean asynchronousCommit) throws SQLException {
+            Duration retention, boolean asynchronousCommit, MessageFacts facts) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(asynchronousCommit ? sql.claimInTransactionAsynchronously
                 : sql.claimInTransaction)) {
-            bind(ps, id, StorageKeys.scopeColumn(key.scope()), token, retention.toMillis(), id);
+            bind(ps, id, StorageKeys.scopeColumn(key.scope()), token, retention.toMillis(), facts.messageId(),
+                    facts.fingerprint(), id);
             return ps.executeUpdate() == 1;
         }
     }
 
     private boolean insertedPartitioned(Connection c, String id, ScopedKey key, String token,
-            Duration retention) throws SQLException {
+            Duration retention, MessageFacts facts) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(partitionedClaimInTransaction)) {
-            bind(ps, id, StorageKeys.scopeColumn(key.scope()), token, retention.toMillis());
+            bind(ps, id, StorageKeys.scopeColumn(key.scope()), token, retention.toMillis(), facts.messageId(),
+                    facts.fingerprint());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getBoolean(1);

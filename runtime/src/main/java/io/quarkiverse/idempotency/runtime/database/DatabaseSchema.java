@@ -162,6 +162,10 @@ public class DatabaseSchema {
             statements.add("CREATE SCHEMA IF NOT EXISTS " + table.substring(0, table.indexOf('.')));
         }
         statements.add(PartitionStatements.createTable(table));
+        for (String column : RecordStatements.ADDED_COLUMNS) {
+            statements.add("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " "
+                    + RecordStatements.COLUMNS.get(column));
+        }
         // The age of the oldest live claim (a metric, and the Dev UI) reads only the claims.
         statements.add("CREATE INDEX IF NOT EXISTS " + PartitionStatements.nameOf(table) + "_claims ON " + table
                 + " (recorded_at) WHERE state = 'CLAIMED'");

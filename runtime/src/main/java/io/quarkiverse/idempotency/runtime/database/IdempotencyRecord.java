@@ -80,6 +80,14 @@ public class IdempotencyRecord extends PanacheEntityBase {
     @Column(name = "last_failure", length = 1000)
     public String lastFailure;
 
+    /** The id of the message that last wrote the key, when it had one. */
+    @Column(name = "message_id", length = 255)
+    public String messageId;
+
+    /** A digest of that message's payload, when one was computed. */
+    @Column(name = "fingerprint", length = 64)
+    public String fingerprint;
+
     /** When the key may be purged. */
     @Column(name = "expires_at", nullable = false)
     public Instant expiresAt;
@@ -95,6 +103,8 @@ public class IdempotencyRecord extends PanacheEntityBase {
         columns.put("leaseUntil", leaseUntil == null ? null : leaseUntil.toString());
         columns.put("attempts", attempts);
         columns.put("lastFailure", lastFailure);
+        columns.put("messageId", messageId);
+        columns.put("fingerprint", fingerprint);
         columns.put("expiresAt", expiresAt.toString());
         return columns;
     }

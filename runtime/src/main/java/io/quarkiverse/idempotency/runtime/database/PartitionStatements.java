@@ -36,25 +36,32 @@ final class PartitionStatements {
     private PartitionStatements() {
     }
 
-    /** @return the lease-mode claim: parameters the key, scope, token, lease, retention and asynchronous commit */
+    /**
+     * @return the lease-mode claim: parameters the key, scope, token, lease, retention, message id, fingerprint and
+     *         asynchronous commit
+     */
     static String claim(String table) {
-        return "SELECT * FROM " + table + "_claim(?, ?, ?, ?, ?, ?)";
+        return "SELECT * FROM " + table + "_claim(?, ?, ?, ?, ?, ?, ?, ?)";
     }
 
     /**
      * @return lease-mode claims of several keys in one statement (the function once per key, in order, in one
-     *         transaction): parameters the keys, scopes, tokens, leases and retentions (arrays of equal length) and
-     *         asynchronous commit; one row per key, in order: its position, then the function's columns
+     *         transaction): parameters the keys, scopes, tokens, leases, retentions, message ids and fingerprints
+     *         (arrays of equal length) and asynchronous commit; one row per key, in order: its position, then the
+     *         function's columns
      */
     static String claimBatch(String table) {
-        return "SELECT u.n, c.* FROM unnest(?::varchar[], ?::varchar[], ?::varchar[], ?::bigint[], ?::bigint[])"
-                + " WITH ORDINALITY AS u(scoped_key, scope, token, lease_ms, retention_ms, n) CROSS JOIN LATERAL "
-                + table + "_claim(u.scoped_key, u.scope, u.token, u.lease_ms, u.retention_ms, ?) c ORDER BY u.n";
+        return "SELECT u.n, c.* FROM " + RecordStatements.BATCH_INPUT + " CROSS JOIN LATERAL " + table
+                + "_claim(u.scoped_key, u.scope, u.token, u.lease_ms, u.retention_ms, u.message_id, u.fingerprint, ?) c"
+                + " ORDER BY u.n";
     }
 
-    /** @return the in-transaction claim: parameters the key, scope, token and retention; true when inserted */
+    /**
+     * @return the in-transaction claim: parameters the key, scope, token, retention, message id and fingerprint; true
+     *         when inserted
+     */
     static String claimInTransaction(String table) {
-        return "SELECT " + table + "_claim_in_transaction(?, ?, ?, ?)";
+        return "SELECT " + table + "_claim_in_transaction(?, ?, ?, ?, ?, ?)";
     }
 
     /**
@@ -85,49 +92,56 @@ final class PartitionStatements {
                 + " ELSE 'BUSY' END";
         String leaseLeft = "CASE WHEN v_state = 'CLAIMED' THEN (extract(epoch FROM v_lease_end - now()) * 1000)::bigint"
                 + " END";
-        String read = "SELECT state, attempts, last_failure, " + leaseEnd
-                + " INTO v_state, v_attempts, v_failure, v_lease_end FROM " + table + " WHERE scoped_key = p_key;";
+        String read = "SELECT state, attempts, last_failure, " + leaseEnd + ", message_id, fingerprint,"
+                + " (extract(epoch FROM now() - recorded_at) * 1000)::bigint INTO v_state, v_attempts, v_failure,"
+                + " v_lease_end, v_message_id, v_fingerprint, v_age FROM " + table + " WHERE scoped_key = p_key;";
+        String found = answer + ", v_attempts, " + leaseLeft + ", v_failure, v_message_id, v_fingerprint, v_age";
+        String none = "NULL::bigint, NULL::varchar, NULL::varchar, NULL::varchar, NULL::bigint";
         String free = "(v_state = 'FAILED' OR (v_state = 'CLAIMED' AND v_lease_end < now()))";
         String async = "IF p_async THEN PERFORM set_config('synchronous_commit', 'off', true); END IF;";
         String claim = "CREATE OR REPLACE FUNCTION " + table + "_claim(p_key varchar, p_scope varchar,"
-                + " p_token varchar, p_lease_ms bigint, p_retention_ms bigint, p_async boolean)"
-                + " RETURNS TABLE (answer text, failed integer, lease_left_ms bigint, failure varchar)"
+                + " p_token varchar, p_lease_ms bigint, p_retention_ms bigint, p_message_id varchar,"
+                + " p_fingerprint varchar, p_async boolean)"
+                + " RETURNS TABLE (answer text, failed integer, lease_left_ms bigint, failure varchar,"
+                + " seen_message_id varchar, seen_fingerprint varchar, age_ms bigint)"
                 + " LANGUAGE plpgsql VOLATILE AS $f$"
                 + " DECLARE v_state varchar; v_attempts integer; v_failure varchar; v_lease_end timestamptz;"
-                + " v_taken integer;"
+                + " v_taken integer; v_message_id varchar; v_fingerprint varchar; v_age bigint;"
                 + " BEGIN " + isolation
                 // a duplicate only reads: no lock, no write
                 + " " + read
                 + " IF FOUND AND NOT " + free + " THEN"
-                + " RETURN QUERY SELECT " + answer + ", v_attempts, " + leaseLeft + ", v_failure; RETURN; END IF;"
+                + " RETURN QUERY SELECT " + found + "; RETURN; END IF;"
                 + " IF NOT " + LOCK + " THEN"
-                + " RETURN QUERY SELECT 'BUSY'::text, coalesce(v_attempts, 0), NULL::bigint, NULL::varchar; RETURN;"
+                + " RETURN QUERY SELECT 'BUSY'::text, coalesce(v_attempts, 0), " + none + "; RETURN;"
                 + " END IF;"
                 // under the lock, a statement of its own: what committed before is seen
                 + " " + read
                 + " IF NOT FOUND THEN " + async
                 + " INSERT INTO " + table + " (scoped_key, scope, state, claimed_by, recorded_at, lease_until,"
-                + " expires_at, attempts) VALUES (p_key, p_scope, 'CLAIMED', p_token, now(), now() + p_lease_ms" + MS
-                + ", now() + p_retention_ms" + MS + ", 0);"
-                + " RETURN QUERY SELECT 'NEW'::text, 0, NULL::bigint, NULL::varchar; RETURN; END IF;"
+                + " expires_at, attempts, message_id, fingerprint) VALUES (p_key, p_scope, 'CLAIMED', p_token, now(),"
+                + " now() + p_lease_ms" + MS + ", now() + p_retention_ms" + MS + ", 0, p_message_id, p_fingerprint);"
+                + " RETURN QUERY SELECT 'NEW'::text, 0, " + none + "; RETURN; END IF;"
                 + " IF " + free + " THEN " + async
                 + " UPDATE " + table + " SET state = 'CLAIMED', claimed_by = p_token, recorded_at = now(),"
                 + " lease_until = now() + p_lease_ms" + MS + ", expires_at = now() + p_retention_ms" + MS
+                + ", message_id = p_message_id, fingerprint = p_fingerprint"
                 + " WHERE scoped_key = p_key AND (state = 'FAILED' OR (state = 'CLAIMED' AND " + leaseEnd
                 + " < now())) RETURNING attempts INTO v_taken;"
                 + " IF v_taken IS NOT NULL THEN RETURN QUERY SELECT CASE WHEN v_state = 'CLAIMED' THEN 'TAKEN_OVER'"
-                + " ELSE 'NEW' END, v_taken, NULL::bigint, NULL::varchar; RETURN; END IF;"
+                + " ELSE 'NEW' END, v_taken, " + none + "; RETURN; END IF;"
                 + " " + read + " END IF;"
-                + " RETURN QUERY SELECT " + answer + ", v_attempts, " + leaseLeft + ", v_failure;"
+                + " RETURN QUERY SELECT " + found + ";"
                 + " END $f$";
         String claimInTransaction = "CREATE OR REPLACE FUNCTION " + table + "_claim_in_transaction(p_key varchar,"
-                + " p_scope varchar, p_token varchar, p_retention_ms bigint) RETURNS boolean"
+                + " p_scope varchar, p_token varchar, p_retention_ms bigint, p_message_id varchar,"
+                + " p_fingerprint varchar) RETURNS boolean"
                 + " LANGUAGE plpgsql VOLATILE AS $f$ BEGIN " + isolation
                 + " IF NOT " + LOCK + " THEN RETURN false; END IF;"
                 + " IF EXISTS (SELECT 1 FROM " + table + " WHERE scoped_key = p_key) THEN RETURN false; END IF;"
                 + " INSERT INTO " + table + " (scoped_key, scope, state, claimed_by, recorded_at, expires_at,"
-                + " attempts) VALUES (p_key, p_scope, 'CONFIRMED', p_token, now(), now() + p_retention_ms" + MS
-                + ", 0); RETURN true; END $f$";
+                + " attempts, message_id, fingerprint) VALUES (p_key, p_scope, 'CONFIRMED', p_token, now(),"
+                + " now() + p_retention_ms" + MS + ", 0, p_message_id, p_fingerprint); RETURN true; END $f$";
         String recordFailure = "CREATE OR REPLACE FUNCTION " + table + "_record_failure(p_key varchar,"
                 + " p_scope varchar, p_budget integer, p_token varchar, p_retention_ms bigint, p_failure varchar)"
                 + " RETURNS integer LANGUAGE plpgsql VOLATILE AS $f$ DECLARE v_attempts integer; BEGIN " + isolation
@@ -142,7 +156,13 @@ final class PartitionStatements {
                 + " lease_until = NULL, recorded_at = now(), expires_at = greatest(expires_at, now() + p_retention_ms"
                 + MS + ") WHERE scoped_key = p_key AND state = 'FAILED' RETURNING attempts INTO v_attempts;"
                 + " RETURN v_attempts; END $f$";
-        List<String> statements = new java.util.ArrayList<>(List.of(claim, claimInTransaction, recordFailure));
+        // The functions of version 1 took fewer parameters: they stay beside these (overloads), so that instances of
+        // the earlier version keep claiming keys during a rolling upgrade (without the message facts a later duplicate is compared with).
+        List<String> statements = new java.util.ArrayList<>();
+        // CREATE OR REPLACE cannot change the columns a function returns: a claim function of this signature from an
+        // earlier build is dropped first (in the same transaction, so no session sees it missing)
+        statements.add("DROP FUNCTION IF EXISTS " + functionNames(table).get(0));
+        statements.addAll(List.of(claim, claimInTransaction, recordFailure));
         for (String function : functionNames(table)) {
             statements.add("COMMENT ON FUNCTION " + function + " IS '" + FUNCTIONS_VERSION + "'");
         }
@@ -153,11 +173,13 @@ final class PartitionStatements {
      * The version of the functions, in their comments: a later version whose functions differ raises it, and the
      * store replaces older ones at startup.
      */
-    static final String FUNCTIONS_VERSION = "quarkus-idempotency functions 1";
+    static final String FUNCTIONS_VERSION = "quarkus-idempotency functions 2";
 
-    /** The names of the functions, as {@code to_regproc} takes them. */
+    /** The functions, by their signatures, as {@code to_regprocedure} and {@code COMMENT ON FUNCTION} take them. */
     static List<String> functionNames(String table) {
-        return List.of(table + "_claim", table + "_claim_in_transaction", table + "_record_failure");
+        return List.of(table + "_claim(varchar, varchar, varchar, bigint, bigint, varchar, varchar, boolean)",
+                table + "_claim_in_transaction(varchar, varchar, varchar, bigint, varchar, varchar)",
+                table + "_record_failure(varchar, varchar, integer, varchar, bigint, varchar)");
     }
 
     /**
@@ -253,7 +275,7 @@ final class PartitionStatements {
     /** Whether each function exists in this version. Parameters: 1 to 3 the functions' names. */
     static String functionsPresent() {
         return "SELECT count(*) = 3 FROM unnest(ARRAY[?, ?, ?]) f(name)"
-                + " WHERE obj_description(to_regproc(f.name), 'pg_proc') = '" + FUNCTIONS_VERSION + "'";
+                + " WHERE obj_description(to_regprocedure(f.name), 'pg_proc') = '" + FUNCTIONS_VERSION + "'";
     }
 
     /** @return the table's name without its schema */

@@ -36,6 +36,10 @@ public final class RecordStatements {
     /** The milliseconds left on a claim's lease, from a record with a {@code lease_end} column; null for others. */
     private static final String LEASE_LEFT = "CASE WHEN state = 'CLAIMED' THEN (extract(epoch FROM lease_end - now())"
             + " * 1000)::bigint END";
+    /** The milliseconds since a record was last written (for a confirmed key: since it was confirmed). */
+    private static final String AGE = age("");
+    /** What a claim answers about the key it found, besides the answer: see {@link #claim}. */
+    private static final String FOUND = "attempts, " + LEASE_LEFT + ", last_failure, message_id, fingerprint, " + AGE;
 
     /** Makes the current transaction commit without waiting for its WAL flush (PostgreSQL's asynchronous commit). */
     public static final String ASYNCHRONOUS_COMMIT = "SELECT set_config('synchronous_commit', 'off', true)";
@@ -86,6 +90,11 @@ public final class RecordStatements {
         this.state = state(table);
     }
 
+    // The milliseconds since a record was last written, for a table alias ("" or "r.").
+    private static String age(String alias) {
+        return "(extract(epoch FROM now() - " + alias + "recorded_at) * 1000)::bigint";
+    }
+
     // A claim's lease end, for a table alias ("" or "r.").
     private static String leaseEnd(String alias) {
         return "coalesce(" + alias + "lease_until, " + alias + "recorded_at + interval '5 minutes')";
@@ -105,8 +114,14 @@ public final class RecordStatements {
         columns.put("lease_until", "TIMESTAMP WITH TIME ZONE");
         columns.put("attempts", "INTEGER NOT NULL DEFAULT 0");
         columns.put("last_failure", "VARCHAR(1000)");
+        columns.put("message_id", "VARCHAR(255)");
+        columns.put("fingerprint", "VARCHAR(64)");
         return Collections.unmodifiableMap(columns);
     }
+
+    /** The columns added to the table after its first version, in the order they came. */
+    public static final List<String> ADDED_COLUMNS = List.of("lease_until", "attempts", "last_failure", "message_id",
+            "fingerprint");
 
     /** The states a record can be in, as the state column's check constraint lists them. */
     public static final String STATES = "'CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'";
@@ -126,7 +141,7 @@ public final class RecordStatements {
         COLUMNS.forEach((column, definition) -> create.append(column).append(' ').append(definition).append(", "));
         create.append("CONSTRAINT ").append(name).append("_state_check CHECK (state IN (").append(STATES).append(")))");
         statements.add(create.toString());
-        for (String column : List.of("lease_until", "attempts", "last_failure")) {
+        for (String column : ADDED_COLUMNS) {
             statements.add("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " " + COLUMNS.get(column));
         }
         // The purge deletes by expiry: an index range scan, not a table scan.
@@ -155,33 +170,35 @@ public final class RecordStatements {
      * {@code synchronous_commit} off for this statement's transaction only: whenever it writes, its commit does not
      * wait for the WAL flush. Still one round trip; nothing leaks to the pooled connection.
      * <p>
-     * Parameters: 1 and 2 the scoped key, 3 the scope, 4 the token, 5 the lease, 6 the retention, 7 the scoped key (the
-     * lock). Returns at most one row: the outcome ({@code NEW}, {@code TAKEN_OVER}, {@code DONE}, {@code BUSY} or
-     * {@code DEAD_LETTERED}), the failed attempts so far, for {@code BUSY} the milliseconds left on the holder's lease,
-     * and for {@code DEAD_LETTERED} the last failure. A dead-lettered key stays so: only
+     * Parameters: 1 and 2 the scoped key, 3 the scope, 4 the token, 5 the lease, 6 the retention, 7 the message id, 8 the
+     * payload's fingerprint, 9 the scoped key (the lock). Returns at most one row: the outcome ({@code NEW},
+     * {@code TAKEN_OVER}, {@code DONE}, {@code BUSY} or {@code DEAD_LETTERED}), the failed attempts so far, for
+     * {@code BUSY} the milliseconds left on the holder's lease, for {@code DEAD_LETTERED} the last failure, and for a key
+     * it did not take the message id and fingerprint kept with it and the milliseconds since it was last written. A
+     * dead-lettered key stays so: only
      * {@link #releaseDeadLetter} frees it.
      */
     public static String claim(String table, boolean asynchronousCommit) {
         return "WITH " + (asynchronousCommit
                 ? "commit_mode AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)), "
                 : "")
-                + "existing AS (SELECT state, " + LEASE_END + " AS lease_end, attempts, last_failure FROM " + table
-                + " WHERE scoped_key = ?),"
+                + "existing AS (SELECT state, " + LEASE_END + " AS lease_end, attempts, last_failure, message_id,"
+                + " fingerprint, recorded_at FROM " + table + " WHERE scoped_key = ?),"
                 + " claimed AS (INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at,"
-                + " lease_until, expires_at, attempts) SELECT ?, ?, 'CLAIMED', ?, now(), now() + ?" + MS
-                + ", now() + ?" + MS + ", 0"
+                + " lease_until, expires_at, attempts, message_id, fingerprint) SELECT ?, ?, 'CLAIMED', ?, now(),"
+                + " now() + ?" + MS + ", now() + ?" + MS + ", 0, ?, ?"
                 + (asynchronousCommit ? " FROM commit_mode" : "")
                 + " WHERE NOT EXISTS (SELECT 1 FROM existing WHERE state IN ('CONFIRMED', 'DEAD_LETTERED')"
                 + " OR (state = 'CLAIMED' AND lease_end >= now())) AND " + LOCK
                 + " ON CONFLICT (scoped_key) DO UPDATE SET state = 'CLAIMED', claimed_by = excluded.claimed_by,"
                 + " recorded_at = excluded.recorded_at, lease_until = excluded.lease_until,"
-                + " expires_at = excluded.expires_at"
+                + " expires_at = excluded.expires_at, message_id = excluded.message_id,"
+                + " fingerprint = excluded.fingerprint"
                 + " WHERE r.state = 'FAILED' OR (r.state = 'CLAIMED' AND " + leaseEnd("r.") + " < now())"
                 + " RETURNING xmax = 0 AS inserted, attempts)"
                 + " SELECT CASE WHEN c.inserted THEN 'NEW' WHEN e.state = 'CLAIMED' THEN 'TAKEN_OVER' ELSE 'NEW' END,"
-                + " c.attempts, NULL::bigint, NULL FROM claimed c LEFT JOIN existing e ON true"
-                + " UNION ALL SELECT " + ANSWER + ", attempts, " + LEASE_LEFT + ", last_failure"
-                + " FROM existing WHERE NOT EXISTS (SELECT 1 FROM claimed)";
+                + " c.attempts, NULL::bigint, NULL, NULL, NULL, NULL::bigint FROM claimed c LEFT JOIN existing e ON true"
+                + " UNION ALL SELECT " + ANSWER + ", " + FOUND + " FROM existing WHERE NOT EXISTS (SELECT 1 FROM claimed)";
     }
 
     /**
@@ -189,28 +206,36 @@ public final class RecordStatements {
      * as arrays (distinct keys, sorted, so that two batches take row locks in one order). Each key is inserted, taken
      * over or left alone exactly as {@link #claim} would; each answer is returned on the row of its key's position.
      * <p>
-     * Parameters: 1 the scoped keys, 2 their scopes, 3 their tokens, 4 their leases, 5 their retentions (arrays of equal
-     * length). Returns one row per key, in order: its position (from 1), then {@link #claim}'s columns; the outcome is
+     * Parameters: 1 the scoped keys, 2 their scopes, 3 their tokens, 4 their leases, 5 their retentions, 6 their message
+     * ids, 7 their fingerprints (arrays of equal length). Returns one row per key, in order: its position (from 1), then
+     * {@link #claim}'s columns; the outcome is
      * null when the key was written after this statement's snapshot, or is held (the caller reads {@link #state}).
      */
+    /** The rows of a batch of claims, from its seven array parameters, numbered from 1. */
+    static final String BATCH_INPUT = "unnest(?::varchar[], ?::varchar[], ?::varchar[], ?::bigint[], ?::bigint[],"
+            + " ?::varchar[], ?::varchar[]) WITH ORDINALITY AS u(scoped_key, scope, token, lease_ms, retention_ms,"
+            + " message_id, fingerprint, n)";
+
     public static String claimBatch(String table, boolean asynchronousCommit) {
         return "WITH " + (asynchronousCommit
                 ? "commit_mode AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)), "
                 : "")
-                + "input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[], ?::varchar[], ?::bigint[], ?::bigint[])"
-                + " WITH ORDINALITY AS u(scoped_key, scope, token, lease_ms, retention_ms, n)),"
-                + " existing AS (SELECT i.n, r.state, " + leaseEnd("r.") + " AS lease_end, r.attempts, r.last_failure"
-                + " FROM input i JOIN " + table + " r ON r.scoped_key = i.scoped_key),"
+                + "input AS (SELECT * FROM " + BATCH_INPUT + "),"
+                + " existing AS (SELECT i.n, r.state, " + leaseEnd("r.") + " AS lease_end, r.attempts, r.last_failure,"
+                + " r.message_id, r.fingerprint, r.recorded_at FROM input i JOIN " + table
+                + " r ON r.scoped_key = i.scoped_key),"
                 + " claimed AS (INSERT INTO " + table + " AS r (scoped_key, scope, state, claimed_by, recorded_at,"
-                + " lease_until, expires_at, attempts) SELECT i.scoped_key, i.scope, 'CLAIMED', i.token, now(),"
-                + " now() + i.lease_ms" + MS + ", now() + i.retention_ms" + MS + ", 0 FROM input i"
+                + " lease_until, expires_at, attempts, message_id, fingerprint) SELECT i.scoped_key, i.scope, 'CLAIMED',"
+                + " i.token, now(), now() + i.lease_ms" + MS + ", now() + i.retention_ms" + MS
+                + ", 0, i.message_id, i.fingerprint FROM input i"
                 + (asynchronousCommit ? ", commit_mode" : "")
                 + " WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.n = i.n AND (e.state IN ('CONFIRMED',"
                 + " 'DEAD_LETTERED') OR (e.state = 'CLAIMED' AND e.lease_end >= now())))"
                 + " AND pg_try_advisory_xact_lock(hashtextextended(i.scoped_key, 0)) ORDER BY i.n"
                 + " ON CONFLICT (scoped_key) DO UPDATE SET state = 'CLAIMED', claimed_by = excluded.claimed_by,"
                 + " recorded_at = excluded.recorded_at, lease_until = excluded.lease_until,"
-                + " expires_at = excluded.expires_at"
+                + " expires_at = excluded.expires_at, message_id = excluded.message_id,"
+                + " fingerprint = excluded.fingerprint"
                 + " WHERE r.state = 'FAILED' OR (r.state = 'CLAIMED' AND " + leaseEnd("r.") + " < now())"
                 + " RETURNING r.scoped_key, xmax = 0 AS inserted, attempts)"
                 + " SELECT i.n, CASE WHEN c.inserted THEN 'NEW' WHEN c.scoped_key IS NOT NULL AND e.state = 'CLAIMED'"
@@ -219,7 +244,10 @@ public final class RecordStatements {
                 + " END, coalesce(c.attempts, e.attempts),"
                 + " CASE WHEN c.scoped_key IS NULL AND e.state = 'CLAIMED' THEN"
                 + " (extract(epoch FROM e.lease_end - now()) * 1000)::bigint END,"
-                + " CASE WHEN c.scoped_key IS NULL THEN e.last_failure END"
+                + " CASE WHEN c.scoped_key IS NULL THEN e.last_failure END,"
+                + " CASE WHEN c.scoped_key IS NULL THEN e.message_id END,"
+                + " CASE WHEN c.scoped_key IS NULL THEN e.fingerprint END,"
+                + " CASE WHEN c.scoped_key IS NULL THEN " + age("e.") + " END"
                 + " FROM input i LEFT JOIN claimed c ON c.scoped_key = i.scoped_key LEFT JOIN existing e ON e.n = i.n"
                 + " ORDER BY i.n";
     }
@@ -245,7 +273,8 @@ public final class RecordStatements {
      * on this uncommitted row. One row inserted: a new key. None: the key exists or is held; the caller then runs
      * {@link #lookInTransaction}.
      * <p>
-     * Parameters: 1 the scoped key, 2 the scope, 3 the token, 4 the retention, 5 the scoped key (the lock).
+     * Parameters: 1 the scoped key, 2 the scope, 3 the token, 4 the retention, 5 the message id, 6 the fingerprint, 7 the
+     * scoped key (the lock).
      */
     public static String claimInTransaction(String table) {
         return claimInTransaction(table, false);
@@ -256,8 +285,9 @@ public final class RecordStatements {
      * set to commit without waiting for its WAL flush ({@link #ASYNCHRONOUS_COMMIT}) when the key is inserted.
      */
     public static String claimInTransaction(String table, boolean asynchronousCommit) {
-        return "INSERT INTO " + table + " (scoped_key, scope, state, claimed_by, recorded_at, expires_at, attempts)"
-                + " SELECT ?, ?, 'CONFIRMED', ?, now(), now() + ?" + MS + ", 0 WHERE " + LOCK
+        return "INSERT INTO " + table + " (scoped_key, scope, state, claimed_by, recorded_at, expires_at, attempts,"
+                + " message_id, fingerprint) SELECT ?, ?, 'CONFIRMED', ?, now(), now() + ?" + MS + ", 0, ?, ? WHERE "
+                + LOCK
                 + (asynchronousCommit ? " AND set_config('synchronous_commit', 'off', true) = 'off'" : "")
                 + " ON CONFLICT (scoped_key) DO NOTHING";
     }
@@ -267,11 +297,13 @@ public final class RecordStatements {
      * advisory lock now (taken here if the holder has ended since), and the key's record.
      * <p>
      * Parameters: 1 the scoped key (the lock), 2 the scoped key. Returns one row: locked, state (null when there is no
-     * record), failed attempts, whether a claim's lease ran out, the last failure.
+     * record), failed attempts, whether a claim's lease ran out, the last failure, the message id and fingerprint kept with the
+     * key,
+     * the milliseconds since it was last written.
      */
     public static String lookInTransaction(String table) {
-        return "SELECT " + LOCK + ", r.state, r.attempts, " + leaseEnd("r.") + " < now(), r.last_failure"
-                + " FROM (SELECT 1) one LEFT JOIN " + table + " r ON r.scoped_key = ?";
+        return "SELECT " + LOCK + ", r.state, r.attempts, " + leaseEnd("r.") + " < now(), r.last_failure, r.message_id,"
+                + " r.fingerprint, " + age("r.") + " FROM (SELECT 1) one LEFT JOIN " + table + " r ON r.scoped_key = ?";
     }
 
     /**
@@ -279,12 +311,14 @@ public final class RecordStatements {
      * becomes this delivery's confirmed key, visible if the transaction commits. (A claim whose lease ran out is taken
      * over on a lease instead, so that the lost attempt is counted whatever the transaction does.)
      * <p>
-     * Parameters: 1 the token, 2 the retention, 3 the scoped key. Returns the failed attempts so far, or no row when
+     * Parameters: 1 the token, 2 the retention, 3 the message id, 4 the fingerprint, 5 the scoped key. Returns the failed
+     * attempts so far, or no row when
      * the record is not a failed one.
      */
     public static String takeOverInTransaction(String table) {
         return "UPDATE " + table + " SET state = 'CONFIRMED', claimed_by = ?, recorded_at = now(), lease_until = NULL,"
-                + " expires_at = now() + ?" + MS + " WHERE scoped_key = ? AND state = 'FAILED' RETURNING attempts";
+                + " expires_at = now() + ?" + MS + ", message_id = ?, fingerprint = ? WHERE scoped_key = ?"
+                + " AND state = 'FAILED' RETURNING attempts";
     }
 
     /**
@@ -392,12 +426,11 @@ public final class RecordStatements {
      * A key's state, looked at again by a lease-mode claim that found the key taken after its snapshot.
      * <p>
      * Parameters: 1 the scoped key. Returns no row, or the answer as {@link #claim} gives it for a key it did not take:
-     * {@code DONE}, {@code DEAD_LETTERED} or {@code BUSY}, the failed attempts, the milliseconds left on a claim's
-     * lease, the last failure.
+     * {@code DONE}, {@code DEAD_LETTERED} or {@code BUSY}, and the rest of its columns.
      */
     public static String state(String table) {
-        return "SELECT " + ANSWER + ", attempts, " + LEASE_LEFT + ", last_failure FROM (SELECT state, " + LEASE_END
-                + " AS lease_end, attempts, last_failure FROM " + table + " WHERE scoped_key = ?) existing";
+        return "SELECT " + ANSWER + ", " + FOUND + " FROM (SELECT state, " + LEASE_END + " AS lease_end, attempts,"
+                + " last_failure, message_id, fingerprint, recorded_at FROM " + table + " WHERE scoped_key = ?) existing";
     }
 
     /** Whether the table can be read: fails when it is missing. */

@@ -7,6 +7,7 @@ import org.hibernate.reactive.mutiny.Mutiny;
 
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.smallrye.mutiny.Uni;
 
@@ -35,19 +36,27 @@ public final class SessionKeys {
      *
      * @return 1 when the key was inserted ({@link #NEW}); else 0, and {@link #afterInsert} tells the rest
      */
-    public Uni<Integer> insert(Mutiny.QueryProducer session, ScopedKey key, String token, Duration retention) {
+    public Uni<Integer> insert(Mutiny.QueryProducer session, ScopedKey key, String token, Duration retention,
+            MessageFacts facts) {
         String refusal = store.sessionRefusal();
         if (refusal != null) {
             return Uni.createFrom().failure(new IllegalStateException("Cannot claim key '" + key + "': " + refusal));
         }
-        String id = StorageKeys.of(key);
-        return insert(session, id, StorageKeys.scopeColumn(key.scope()), token, retention);
+        return insert(session, new Write(key, token, retention, facts));
     }
 
-    private Uni<Integer> insert(Mutiny.QueryProducer session, String id, String scope, String token,
-            Duration retention) {
-        return session.createNativeQuery(sql.claimInTransaction).setParameter(1, id).setParameter(2, scope)
-                .setParameter(3, token).setParameter(4, retention.toMillis()).setParameter(5, id).executeUpdate();
+    /** What one claim writes: the stored key, its scope column, the token, the retention and the message's facts. */
+    private record Write(String id, String scope, String token, Duration retention, MessageFacts facts) {
+        Write(ScopedKey key, String token, Duration retention, MessageFacts facts) {
+            this(StorageKeys.of(key), StorageKeys.scopeColumn(key.scope()), token, retention, facts);
+        }
+    }
+
+    private Uni<Integer> insert(Mutiny.QueryProducer session, Write write) {
+        return session.createNativeQuery(sql.claimInTransaction).setParameter(1, write.id())
+                .setParameter(2, write.scope()).setParameter(3, write.token())
+                .setParameter(4, write.retention().toMillis()).setParameter(5, write.facts().messageId())
+                .setParameter(6, write.facts().fingerprint()).setParameter(7, write.id()).executeUpdate();
     }
 
     /**
@@ -55,48 +64,48 @@ public final class SessionKeys {
      * right now (busy), confirmed (a duplicate), dead-lettered, a lease-mode claim whose lease ran out (expired), or
      * failed (retried here, under the advisory lock this transaction then holds).
      */
-    public Uni<Claim> afterInsert(Mutiny.QueryProducer session, ScopedKey key, String token, Duration retention) {
-        return look(session, StorageKeys.of(key), StorageKeys.scopeColumn(key.scope()), token, retention, 0);
+    public Uni<Claim> afterInsert(Mutiny.QueryProducer session, ScopedKey key, String token, Duration retention,
+            MessageFacts facts) {
+        return look(session, new Write(key, token, retention, facts), 0);
     }
 
-    private Uni<Claim> claim(Mutiny.QueryProducer session, String id, String scope, String token, Duration retention,
-            int round) {
+    private Uni<Claim> claim(Mutiny.QueryProducer session, Write write, int round) {
         if (round == DatabaseIdempotencyStore.IN_TRANSACTION_ROUNDS) {
             return Uni.createFrom().item(Claim.BUSY);
         }
-        return insert(session, id, scope, token, retention)
-                .chain(inserted -> inserted == 1 ? Uni.createFrom().item(NEW)
-                        : look(session, id, scope, token, retention, round));
+        return insert(session, write).chain(inserted -> inserted == 1 ? Uni.createFrom().item(NEW)
+                : look(session, write, round));
     }
 
-    private Uni<Claim> look(Mutiny.QueryProducer session, String id, String scope, String token, Duration retention,
-            int round) {
-        return session.<Object[]> createNativeQuery(sql.lookInTransaction).setParameter(1, id).setParameter(2, id)
-                .getSingleResult().chain(row -> {
+    private Uni<Claim> look(Mutiny.QueryProducer session, Write write, int round) {
+        return session.<Object[]> createNativeQuery(sql.lookInTransaction).setParameter(1, write.id())
+                .setParameter(2, write.id()).getSingleResult().chain(row -> {
                     String state = (String) row[1];
                     if (!Boolean.TRUE.equals(row[0])) {
                         return Uni.createFrom().item(Claim.BUSY);
                     }
                     if (state == null) {
-                        return claim(session, id, scope, token, retention, round + 1); // its holder rolled back since
+                        return claim(session, write, round + 1); // its holder rolled back since
                     }
                     return switch (state) {
-                        case "CONFIRMED" -> Uni.createFrom().item(Claim.DONE);
+                        case "CONFIRMED" -> Uni.createFrom().item(Claim.done(
+                                MessageFacts.of((String) row[5], (String) row[6]),
+                                row[7] == null ? null : Duration.ofMillis(((Number) row[7]).longValue())));
                         case "DEAD_LETTERED" ->
                             Uni.createFrom().item(Claim.deadLettered(((Number) row[2]).intValue(), (String) row[4]));
                         // a lease-mode claim: taken over on a lease by the caller once it ran out
                         case "CLAIMED" -> Uni.createFrom().item(Boolean.TRUE.equals(row[3]) ? Claim.EXPIRED : Claim.BUSY);
-                        default -> takeOver(session, id, scope, token, retention, round); // failed: retried here
+                        default -> takeOver(session, write, round); // failed: retried here
                     };
                 });
     }
 
-    private Uni<Claim> takeOver(Mutiny.QueryProducer session, String id, String scope, String token,
-            Duration retention, int round) {
-        return session.<Object> createNativeQuery(sql.takeOverInTransaction).setParameter(1, token)
-                .setParameter(2, retention.toMillis()).setParameter(3, id).getResultList()
+    private Uni<Claim> takeOver(Mutiny.QueryProducer session, Write write, int round) {
+        return session.<Object> createNativeQuery(sql.takeOverInTransaction).setParameter(1, write.token())
+                .setParameter(2, write.retention().toMillis()).setParameter(3, write.facts().messageId())
+                .setParameter(4, write.facts().fingerprint()).setParameter(5, write.id()).getResultList()
                 .chain((List<Object> attempts) -> attempts.isEmpty()
-                        ? claim(session, id, scope, token, retention, round + 1)
+                        ? claim(session, write, round + 1)
                         : Uni.createFrom().item(Claim.claimed(ClaimResult.NEW, ((Number) attempts.get(0)).intValue())));
     }
 

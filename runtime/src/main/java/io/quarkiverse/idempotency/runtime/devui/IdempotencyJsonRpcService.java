@@ -14,6 +14,8 @@ import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
 import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.Deliveries;
+import io.quarkiverse.idempotency.runtime.OutcomeHistory;
 import io.smallrye.common.annotation.Blocking;
 import io.smallrye.common.annotation.NonBlocking;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
@@ -39,6 +41,9 @@ public class IdempotencyJsonRpcService {
     @Inject
     DeadLetters deadLetters;
 
+    @Inject
+    Deliveries deliveries;
+
     private final AtomicBoolean purging = new AtomicBoolean();
     /** Why the last purge started here failed, or null. */
     private volatile String purgeFailure;
@@ -59,6 +64,18 @@ public class IdempotencyJsonRpcService {
                 .put("tookMillis", run.took().toMillis())), () -> state.putNull("lastPurge"));
         state.put("purging", purging.get());
         state.put("purgeFailure", purgeFailure);
+        JsonArray duplicates = new JsonArray();
+        deliveries.oldestDuplicates().forEach((channel, oldest) -> duplicates.add(new JsonObject()
+                .put("channel", channel).put("oldestAgeSeconds", oldest.age().toMillis() / 1000.0)
+                .put("retentionSeconds", oldest.retention().toSeconds())
+                .put("share", (double) oldest.age().toMillis() / oldest.retention().toMillis())));
+        state.put("duplicates", duplicates);
+        OutcomeHistory history = deliveries.history();
+        if (history != null) {
+            JsonObject hour = new JsonObject();
+            history.lastHour().forEach((series, values) -> hour.put(series, new JsonArray(values)));
+            state.put("history", hour);
+        }
         return state;
     }
 

@@ -12,8 +12,10 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.runtime.DuplicateOrigin;
 import io.quarkiverse.idempotency.runtime.IdempotencyMetrics;
 import io.quarkiverse.idempotency.runtime.Outcome;
+import io.quarkiverse.idempotency.runtime.PayloadMatch;
 
 /**
  * Micrometer meters of the extension:
@@ -24,6 +26,13 @@ import io.quarkiverse.idempotency.runtime.Outcome;
  * <li>{@code idempotency.claim} (timer; tag {@code channel}): how long a claim takes;</li>
  * <li>{@code idempotency.takeovers} (counter; tag {@code channel}): claims taken over after their lease ran out (a
  * consumer died or stalled);</li>
+ * <li>{@code idempotency.duplicates} (counter; tags {@code channel}, {@code origin}, {@code payload}): deliveries of a
+ * key seen before, by where they come from ({@code redelivery}, {@code republish}, {@code takeover}, {@code unknown})
+ * and how their payload compares with the one the key was written with ({@code same}, {@code mismatch},
+ * {@code unknown});</li>
+ * <li>{@code idempotency.duplicates.age} (timer; tags {@code channel}, {@code origin}): how long after its key was
+ * confirmed each duplicate arrived, with a histogram; its maximum against the retention says whether the retention is
+ * long enough;</li>
  * <li>{@code idempotency.purged} (counter): expired keys deleted;</li>
  * <li>{@code idempotency.claims.oldest.age} (gauge, seconds): the time since the oldest live claim was claimed or
  * last renewed; a value above the lease is a consumer that died holding it. Read from the store at most every
@@ -68,6 +77,16 @@ public class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
     }
 
     @Override
+    public void duplicate(String channel, DuplicateOrigin origin, PayloadMatch payload) {
+        meters(channel).duplicates[origin.ordinal() * PAYLOADS + payload.ordinal()].increment();
+    }
+
+    @Override
+    public void duplicateAge(String channel, DuplicateOrigin origin, long millis) {
+        meters(channel).ages[origin.ordinal()].record(millis, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
     public void purged(long rows) {
         purged.increment(rows);
     }
@@ -76,10 +95,17 @@ public class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
         return channels.computeIfAbsent(channel == null ? "" : channel, c -> new ChannelMeters(registry, c));
     }
 
+    private static final int PAYLOADS = PayloadMatch.values().length;
+    /** The histogram buckets of duplicate ages: from seconds (redeliveries) to a week (retentions). */
+    private static final Duration[] AGE_BUCKETS = { Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofMinutes(1),
+            Duration.ofMinutes(10), Duration.ofHours(1), Duration.ofHours(6), Duration.ofHours(24), Duration.ofDays(7) };
+
     private static final class ChannelMeters {
         final Counter[] deliveries;
         final Timer claims;
         final Counter takeovers;
+        final Counter[] duplicates;
+        final Timer[] ages;
 
         ChannelMeters(MeterRegistry registry, String channel) {
             Outcome[] outcomes = Outcome.values();
@@ -94,6 +120,22 @@ public class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
             takeovers = Counter.builder("idempotency.takeovers")
                     .description("Claims taken over after their lease ran out").tag("channel", channel)
                     .register(registry);
+            DuplicateOrigin[] origins = DuplicateOrigin.values();
+            duplicates = new Counter[origins.length * PAYLOADS];
+            ages = new Timer[origins.length];
+            for (DuplicateOrigin origin : origins) {
+                for (PayloadMatch payload : PayloadMatch.values()) {
+                    duplicates[origin.ordinal() * PAYLOADS + payload.ordinal()] = Counter
+                            .builder("idempotency.duplicates")
+                            .description("Deliveries of a key seen before, by origin and payload comparison")
+                            .tag("channel", channel).tag("origin", origin.tag()).tag("payload", payload.tag())
+                            .register(registry);
+                }
+                ages[origin.ordinal()] = Timer.builder("idempotency.duplicates.age")
+                        .description("How long after its key was confirmed a duplicate arrived")
+                        .tag("channel", channel).tag("origin", origin.tag()).serviceLevelObjectives(AGE_BUCKETS)
+                        .register(registry);
+            }
         }
     }
 

@@ -5,6 +5,7 @@ import jakarta.inject.Singleton;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 import io.quarkiverse.idempotency.runtime.ConnectorSupport;
+import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMessage;
 import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMetadata;
 
 /**
@@ -26,5 +27,17 @@ public class RabbitMQConnectorSupport implements ConnectorSupport {
         }
         return rabbit.isRedeliver() || rabbit.getHeaders().containsKey(REQUEUED)
                 || rabbit.getHeader("x-delivery-count", Number.class).map(n -> n.longValue() > 0).orElse(false);
+    }
+
+    /** RabbitMQ flags every message it delivered before, and the extension's requeues carry their header. */
+    @Override
+    public Boolean redelivered(Message<?> message) {
+        return message.getMetadata(IncomingRabbitMQMetadata.class).isPresent() ? mayBeRedelivered(message) : null;
+    }
+
+    @Override
+    public byte[] body(Message<?> message) {
+        return message instanceof IncomingRabbitMQMessage<?> rabbit ? rabbit.getRabbitMQMessage().body().getBytes()
+                : null;
     }
 }
