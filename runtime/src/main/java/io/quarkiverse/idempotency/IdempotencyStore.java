@@ -100,6 +100,22 @@ public interface IdempotencyStore {
     }
 
     /**
+     * What a claim of the key would find, without claiming it or waiting for anyone: {@link ClaimResult#NEW} when the
+     * key is free (never seen, its last attempt failed, or its claim's lease ran out; with the failed attempts),
+     * {@link ClaimResult#DONE} (with the facts kept and its age), {@link ClaimResult#DEAD_LETTERED} (with its last
+     * failure) or {@link ClaimResult#BUSY} (a live claim holds it). Asked while {@code key-storage} changes, for a key's
+     * other form; only of a store that {@link #peeks()}.
+     */
+    default Claim peek(ScopedKey key) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot look keys up");
+    }
+
+    /** @return whether this store answers {@link #peek}: the built-in stores do */
+    default boolean peeks() {
+        return false;
+    }
+
+    /**
      * Deletes up to {@code limit} expired keys, in any state.
      *
      * @return the number of keys deleted

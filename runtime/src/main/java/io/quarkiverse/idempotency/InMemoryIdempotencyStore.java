@@ -89,6 +89,27 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
+    public Claim peek(ScopedKey key) {
+        long now = nanoClock.getAsLong();
+        Entry e = entries.get(key);
+        if (e == null || e.expiresAt - now <= 0) {
+            return Claim.claimed(ClaimResult.NEW, 0);
+        }
+        return switch (e.state) {
+            case CONFIRMED -> Claim.done(e.facts, Duration.ofNanos(now - e.claimedAt));
+            case DEAD_LETTERED -> Claim.deadLettered(e.attempts, e.lastFailure);
+            case CLAIMED -> e.leaseUntil - now > 0 ? Claim.busyFor(Duration.ofNanos(e.leaseUntil - now))
+                    : Claim.claimed(ClaimResult.NEW, e.attempts);
+            default -> Claim.claimed(ClaimResult.NEW, e.attempts);
+        };
+    }
+
+    @Override
+    public boolean peeks() {
+        return true;
+    }
+
+    @Override
     public boolean confirm(ScopedKey key, String token, Duration retention) {
         long now = nanoClock.getAsLong();
         boolean[] done = new boolean[1];

@@ -28,6 +28,7 @@ import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkus.arc.All;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.Vertx;
 
 /**
@@ -42,6 +43,7 @@ public class Deliveries {
     private final DeliveryReport report;
     private final MessageIdKey messageIds;
     private final List<ConnectorSupport> connectors;
+    private final KeyForms keyForms;
     private final Vertx vertx;
     private final Duration outputAckTimeout;
     private volatile boolean stopping;
@@ -54,6 +56,16 @@ public class Deliveries {
                 LaunchMode.current() == LaunchMode.DEVELOPMENT ? new OutcomeHistory() : null);
         this.messageIds = messageIds;
         this.connectors = List.copyOf(connectors);
+        Map<String, KeyStorage> storages = new java.util.HashMap<>();
+        config.channels().forEach((channel, settings) -> settings.keyStorage().ifPresent(s -> storages.put(channel, s)));
+        this.keyForms = new KeyForms(config.keyStorage(), storages, config.keyDigestSecret().orElse(null),
+                config.keyStorageChangedAt().orElse(null));
+        if (keyForms.changing() && !store.peeks()) {
+            throw new IllegalStateException("quarkus.idempotency.key-storage-changed-at is set, but the idempotency"
+                    + " store " + store.getClass().getName() + " cannot look a key up without claiming it"
+                    + " (IdempotencyStore.peek): keys written before the change could not be found. Remove the setting,"
+                    + " or use the database store");
+        }
         this.vertx = vertx;
         this.outputAckTimeout = config.outputAckTimeout();
         // The memory store answers as fast as the cache would, and tests clear it between cases: no cache in front.
@@ -78,9 +90,10 @@ public class Deliveries {
      */
     public Delivery start(MethodPlan plan, String channel, Object payload, Message<?> message) {
         Metadata metadata = message.getMetadata();
-        ScopedKey key = keyOf(plan, channel, payload, metadata);
+        ScopedKey readable = keyOf(plan, channel, payload, metadata);
+        ScopedKey key = keyForms.stored(channel, readable);
         Delivery delivery = new Delivery(context, plan, channel, key, metadata, arrival(plan, channel, payload,
-                message, metadata));
+                message, metadata), keyForms.previous(channel, readable, plan.policy(channel).retention()));
         ConfirmedKeys.Confirmed confirmed = context.confirmedKeys() == null ? null : context.confirmedKeys().get(key);
         if (confirmed != null) {
             delivery.confirmedEarlier(confirmed.facts(), confirmed.age());
@@ -157,6 +170,10 @@ public class Deliveries {
                         .subscribe().with(outcome -> inbound.message().nack(outcome));
             }
         });
+    }
+
+    /** Created at startup, so that a key storage it cannot honour stops the application there. */
+    void started(@Observes StartupEvent event) {
     }
 
     void stopping(@Observes ShutdownEvent event) {

@@ -40,20 +40,23 @@ public final class Delivery implements DeliveryView {
     private volatile IdempotencyException answer;
     private final KeyRecord record;
     private final Arrival arrival;
+    /** The key in its other form while the key storage is changing (its earlier record may be there), or null. */
+    private final ScopedKey previousKey;
     private int failedBefore;
     /** Whether the handler's transaction commits asynchronously: its message is acked once the commit is durable. */
     private boolean committedAsynchronously;
 
     Delivery(DeliveryContext context, MethodPlan plan, String channel, ScopedKey key, Metadata metadata) {
-        this(context, plan, channel, key, metadata, Arrival.UNKNOWN);
+        this(context, plan, channel, key, metadata, Arrival.UNKNOWN, null);
     }
 
     Delivery(DeliveryContext context, MethodPlan plan, String channel, ScopedKey key, Metadata metadata,
-            Arrival arrival) {
+            Arrival arrival, ScopedKey previousKey) {
         this.context = context;
         this.target = new DeliveryTarget(plan, plan.policy(channel), channel, key, metadata);
         this.key = key;
         this.arrival = arrival;
+        this.previousKey = previousKey;
         this.record = new KeyRecord(context, key, target.policy(), arrival.facts());
     }
 
@@ -87,6 +90,9 @@ public final class Delivery implements DeliveryView {
         if (claim.result() == ClaimResult.TAKEN_OVER) {
             context.listener().tookOver(this);
             claim = countLostAttempt();
+        }
+        if (claim.result() == ClaimResult.NEW && previousKey != null) {
+            claim = underPreviousForm(claim);
         }
         boolean run = claimed(claim, DeliveryState.CLAIMED);
         if (run) {
@@ -139,6 +145,44 @@ public final class Delivery implements DeliveryView {
         }
         context.listener().claimAnswered(this, System.nanoTime() - start);
         return claim;
+    }
+
+    /**
+     * @return whether the key storage is changing: the key's record may still be under its other form, which only a
+     *         lease-mode claim looks at ({@link #claim()}), so an in-transaction method claims on a lease first
+     */
+    boolean changingKeyForm() {
+        return previousKey != null;
+    }
+
+    // The key is new in its current form, but the storage changed within a retention: a record of the key in the other
+    // form answers for it. A confirmed one makes this a duplicate, and this claim is confirmed, so that the current form
+    // answers from now on; a dead-lettered or held one keeps its answer, and this claim is given up.
+    private Claim underPreviousForm(Claim claimed) {
+        Claim earlier;
+        try {
+            earlier = context.store().peek(previousKey);
+        } catch (RuntimeException e) {
+            record.release();
+            throw storeFailed("look up the earlier form of", e);
+        }
+        switch (earlier.result()) {
+            case DONE -> {
+                try {
+                    record.confirm();
+                } catch (RuntimeException e) {
+                    // still a duplicate; the next one looks up the earlier form again
+                }
+                return earlier;
+            }
+            case DEAD_LETTERED, BUSY -> {
+                record.release();
+                return earlier;
+            }
+            default -> {
+                return claimed;
+            }
+        }
     }
 
     // The owner died or stalled: its attempt counts, so a message that kills its process meets the end of its budget.

@@ -69,6 +69,32 @@ public interface IdempotencyConfig {
     PayloadMismatch payloadMismatch();
 
     /**
+     * How keys are stored: {@code readable} (as the key function made them) or {@code digest} (a keyed digest,
+     * HMAC-SHA-256 with {@code key-digest-secret}, base64url, of each key: the table, the Dev UI, the logs and the
+     * dead-letter headers then hold digests, never the keys). Applies to keys written from now on; see
+     * {@code key-storage-changed-at} for changing it on a running system.
+     */
+    @WithDefault("readable")
+    KeyStorage keyStorage();
+
+    /**
+     * The secret of the keys' digests ({@code key-storage=digest}), at least 32 characters: without it, a key's digest
+     * could be recomputed from a guessed key. Keep it as long as keys written with it live (a retention); changing it
+     * turns every live key into a new one. Set it from a secret store, not in a file under version control.
+     */
+    Optional<String> keyDigestSecret();
+
+    /**
+     * When {@code key-storage} last changed (an ISO-8601 instant, {@code 2026-12-01T10:00:00Z}). For one retention after
+     * that instant, a key not found in its current form is looked up in the other form too, and a confirmed,
+     * dead-lettered or held record there answers for it (a confirmed one is then copied to the current form): the keys
+     * written before the change keep their answers, in both directions. Meanwhile every delivery claims its key on a
+     * lease first (one commit more). The digest form needs {@code key-digest-secret} both ways. Remove the setting
+     * once a retention has passed (it then does nothing).
+     */
+    Optional<java.time.Instant> keyStorageChangedAt();
+
+    /**
      * How many keys this process confirmed are remembered in memory, so that a duplicate of one is acked without a
      * round trip to the store. Safe (a confirmed key is final); {@code 0} turns it off.
      */
@@ -167,6 +193,11 @@ public interface IdempotencyConfig {
          * ({@code quarkus.idempotency.payload-mismatch} for this channel).
          */
         Optional<PayloadMismatch> payloadMismatch();
+
+        /**
+         * How keys of this channel are stored ({@code quarkus.idempotency.key-storage} for this channel).
+         */
+        Optional<KeyStorage> keyStorage();
 
         /**
          * Whether startup fails when this RabbitMQ channel's queue has no dead-letter exchange set up by the connector

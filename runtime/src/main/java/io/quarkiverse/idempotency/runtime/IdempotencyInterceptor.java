@@ -87,7 +87,8 @@ public class IdempotencyInterceptor {
         }
         ic.getContextData().put(Delivery.REACTIVE_CONTEXT_KEY, delivery);
         Context context = Vertx.currentContext();
-        Uni<Object> attempt = inbound.mayBeRedelivered() ? onLease(ic, delivery, context) : attempt(ic);
+        Uni<Object> attempt = inbound.mayBeRedelivered() || delivery.changingKeyForm() ? onLease(ic, delivery, context)
+                : attempt(ic);
         return settled(attempt, ic, delivery, inbound, context).onCancellation().invoke(delivery::abandoned);
     }
 
@@ -175,7 +176,7 @@ public class IdempotencyInterceptor {
         // In-transaction methods write the key inside their transaction (the inner interceptor); every other method,
         // and a message that may have been delivered before (its attempt may have killed a process), claims it here
         // on a lease, committed on its own, so that an attempt that dies is counted.
-        boolean leaseFirst = !plan.inTransaction() || inbound.mayBeRedelivered();
+        boolean leaseFirst = !plan.inTransaction() || inbound.mayBeRedelivered() || delivery.changingKeyForm();
         if (delivery.isDuplicate() || (leaseFirst && !delivery.claim())) {
             return null; // a processor returning null emits nothing and acks the message
         }

@@ -76,6 +76,15 @@ final class KeyRecord {
         }
     }
 
+    /** Gives this delivery's claim up without counting an attempt, as far as the store answers: else it runs out. */
+    void release() {
+        try {
+            store.release(key, token());
+        } catch (RuntimeException ignored) {
+            // the store is failing; the claim runs out with its lease
+        }
+    }
+
     /** Gives a held claim up without counting an attempt, as far as the store answers: else it runs out. */
     void releaseQuietly() {
         if (lease != null) {

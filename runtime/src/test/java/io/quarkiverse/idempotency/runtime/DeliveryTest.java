@@ -466,7 +466,54 @@ class DeliveryTest {
                 Map.of("payments", policy), IdempotentMethodInfo.Returns.SYNC, false, false, false, false);
         DeliveryContext context = new DeliveryContext(store, events, renewer, null, new ClaimTokens("worker"),
                 Duration.ofMillis(500), new LocalHolders());
-        return new Delivery(context, plan, "payments", KEY, Metadata.empty(), new Arrival(facts, null, List.of()));
+        return new Delivery(context, plan, "payments", KEY, Metadata.empty(), new Arrival(facts, null, List.of()),
+                null);
+    }
+
+    // ---- while the key storage changes: the key's other form
+
+    static final ScopedKey OTHER_FORM = new ScopedKey("payments", "hmac:other-form");
+
+    Delivery changingForm() {
+        MethodPlan plan = new MethodPlan("Payments#charge", "payments", null, (p, m) -> "p-1", IdempotencyMode.LEASE,
+                Map.of("payments", POLICY), IdempotentMethodInfo.Returns.SYNC, false, false, false, false);
+        DeliveryContext context = new DeliveryContext(store, events, renewer, null, new ClaimTokens("worker"),
+                Duration.ofMillis(500), new LocalHolders());
+        return new Delivery(context, plan, "payments", KEY, Metadata.empty(),
+                new Arrival(new MessageFacts("m-2", "fp-A"), null, List.of()), OTHER_FORM);
+    }
+
+    @Test
+    void aKeyConfirmedInItsOtherFormIsADuplicateAndConfirmedInItsCurrentOne() {
+        store.peeks.add(Claim.done(new MessageFacts("m-1", "fp-A"), Duration.ofHours(2)));
+        Delivery d = changingForm();
+        assertTrue(d.changingKeyForm());
+        assertFalse(d.claim());
+        assertEquals(DeliveryState.DUPLICATE, d.state());
+        assertEquals(List.of("claim", "peek:" + OTHER_FORM, "confirm"), store.calls);
+        assertTrue(events.seen.contains("duplicate:REPUBLISH:SAME:PT2H"), events.seen.toString());
+    }
+
+    @Test
+    void aKeyHeldOrDeadLetteredInItsOtherFormKeepsThatAnswerAndItsNewClaimIsGivenUp() {
+        store.peeks.add(Claim.BUSY);
+        Delivery busy = changingForm();
+        assertThrows(DeliveryInProgressException.class, busy::claim);
+        assertEquals(List.of("claim", "peek:" + OTHER_FORM, "release"), store.calls);
+
+        store.calls.clear();
+        store.peeks.add(Claim.deadLettered(3, "boom"));
+        Delivery dead = changingForm();
+        assertThrows(AttemptsExhaustedException.class, dead::claim);
+        assertEquals(DeliveryState.DEAD_LETTERED, dead.state());
+        assertEquals(List.of("claim", "peek:" + OTHER_FORM, "release"), store.calls);
+    }
+
+    @Test
+    void aKeyUnknownInItsOtherFormRuns() {
+        Delivery d = changingForm();
+        assertTrue(d.claim());
+        assertEquals(List.of("claim", "peek:" + OTHER_FORM), store.calls);
     }
 
     @Test
@@ -582,6 +629,14 @@ class DeliveryTest {
         public Claim claimInTransaction(ScopedKey key, String token, Duration retention) {
             call("claimInTransaction");
             return nextClaim();
+        }
+
+        final List<Claim> peeks = new ArrayList<>();
+
+        @Override
+        public Claim peek(ScopedKey key) {
+            call("peek:" + key);
+            return peeks.isEmpty() ? Claim.claimed(ClaimResult.NEW, 0) : peeks.remove(0);
         }
 
         @Override

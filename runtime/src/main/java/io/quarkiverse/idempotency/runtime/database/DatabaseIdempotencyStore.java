@@ -336,6 +336,27 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         };
     }
 
+    @Override
+    public Claim peek(ScopedKey key) {
+        String id = StorageKeys.of(key);
+        return table.onItsOwn(() -> table.query(sql.peek, ps -> ps.setString(1, id), rs -> {
+            if (!rs.next()) {
+                return Claim.claimed(ClaimResult.NEW, 0);
+            }
+            return switch (rs.getString(1)) {
+                case "CONFIRMED" -> done(rs, 5);
+                case "DEAD_LETTERED" -> Claim.deadLettered(rs.getInt(2), rs.getString(4));
+                case "CLAIMED" -> rs.getBoolean(3) ? Claim.BUSY : Claim.claimed(ClaimResult.NEW, rs.getInt(2));
+                default -> Claim.claimed(ClaimResult.NEW, rs.getInt(2));
+            };
+        }, "Could not look up key '" + key + "'"));
+    }
+
+    @Override
+    public boolean peeks() {
+        return true;
+    }
+
     // A confirmed key, from its message id, fingerprint and age in milliseconds, at column {@code first} on.
     static Claim done(ResultSet rs, int first) throws SQLException {
         String messageId = rs.getString(first);

@@ -70,6 +70,7 @@ public final class RecordStatements {
     final String purge;
     final String oldestClaim;
     final String state;
+    final String peek;
 
     RecordStatements(String table, boolean asynchronousClaimCommit) {
         this.claim = claim(table, asynchronousClaimCommit);
@@ -88,6 +89,7 @@ public final class RecordStatements {
         this.purge = purge(table);
         this.oldestClaim = oldestClaim(table);
         this.state = state(table);
+        this.peek = peek(table);
     }
 
     // The milliseconds since a record was last written, for a table alias ("" or "r.").
@@ -431,6 +433,17 @@ public final class RecordStatements {
     public static String state(String table) {
         return "SELECT " + ANSWER + ", " + FOUND + " FROM (SELECT state, " + LEASE_END + " AS lease_end, attempts,"
                 + " last_failure, message_id, fingerprint, recorded_at FROM " + table + " WHERE scoped_key = ?) existing";
+    }
+
+    /**
+     * A key's record, looked up without claiming it (the other form of a key while the key storage changes).
+     * <p>
+     * Parameters: 1 the scoped key. Returns no row, or: the state, the failed attempts, whether a claim's lease still
+     * runs, the last failure, the message id and fingerprint kept, the milliseconds since it was last written.
+     */
+    public static String peek(String table) {
+        return "SELECT state, attempts, " + LEASE_END + " >= now(), last_failure, message_id, fingerprint, " + AGE
+                + " FROM " + table + " WHERE scoped_key = ?";
     }
 
     /** Whether the table can be read: fails when it is missing. */

@@ -1,0 +1,95 @@
+package io.quarkiverse.idempotency.runtime;
+
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.Map;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+import io.quarkiverse.idempotency.ScopedKey;
+
+/**
+ * How each channel's keys are stored (readable, or as keyed digests), and, for one retention after the storage changed,
+ * the other form under which a key's earlier record may be.
+ */
+final class KeyForms {
+
+    /** What a stored digest starts with. */
+    static final String DIGEST_PREFIX = "hmac:";
+    static final int MINIMUM_SECRET = 32;
+
+    private static final Base64.Encoder BASE64 = Base64.getUrlEncoder().withoutPadding();
+
+    private final KeyStorage defaultStorage;
+    private final Map<String, KeyStorage> channels;
+    private final Mac prototype;
+    private final Instant changedAt;
+
+    /**
+     * @throws IllegalArgumentException when a digest is asked for without a secret of at least
+     *         {@value #MINIMUM_SECRET} characters
+     */
+    KeyForms(KeyStorage defaultStorage, Map<String, KeyStorage> channels, String secret, Instant changedAt) {
+        this.defaultStorage = defaultStorage;
+        this.channels = Map.copyOf(channels);
+        this.changedAt = changedAt;
+        boolean digests = defaultStorage == KeyStorage.DIGEST || channels.containsValue(KeyStorage.DIGEST)
+                || changedAt != null;
+        if (!digests) {
+            this.prototype = null;
+            return;
+        }
+        if (secret == null || secret.length() < MINIMUM_SECRET) {
+            throw new IllegalArgumentException("quarkus.idempotency.key-storage=digest"
+                    + (changedAt != null ? " (now, or before quarkus.idempotency.key-storage-changed-at)" : "")
+                    + " needs quarkus.idempotency.key-digest-secret, of at least " + MINIMUM_SECRET + " characters ("
+                    + (secret == null ? "none is set" : "it has " + secret.length()) + "): without a secret a key's"
+                    + " digest could be recomputed from a guessed key");
+        }
+        try {
+            this.prototype = Mac.getInstance("HmacSHA256");
+            prototype.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HMAC-SHA-256 is required of every JVM", e);
+        }
+    }
+
+    /** @return the key as the channel stores it */
+    ScopedKey stored(String channel, ScopedKey key) {
+        return storage(channel) == KeyStorage.DIGEST ? digest(key) : key;
+    }
+
+    /**
+     * @return the key in the other form, while the storage changed less than {@code retention} ago; else {@code null}
+     */
+    ScopedKey previous(String channel, ScopedKey key, Duration retention) {
+        if (changedAt == null || Instant.now().isAfter(changedAt.plus(retention))) {
+            return null;
+        }
+        return storage(channel) == KeyStorage.DIGEST ? key : digest(key);
+    }
+
+    /** @return whether the storage changed at some point (the store must then be able to look keys up) */
+    boolean changing() {
+        return changedAt != null;
+    }
+
+    private KeyStorage storage(String channel) {
+        return channel == null ? defaultStorage : channels.getOrDefault(channel, defaultStorage);
+    }
+
+    private ScopedKey digest(ScopedKey key) {
+        Mac mac;
+        try {
+            mac = (Mac) prototype.clone();
+        } catch (CloneNotSupportedException e) {
+            throw new IllegalStateException(e);
+        }
+        byte[] digest = mac.doFinal(key.key().getBytes(StandardCharsets.UTF_8));
+        return new ScopedKey(key.scope(), DIGEST_PREFIX + BASE64.encodeToString(digest));
+    }
+}
