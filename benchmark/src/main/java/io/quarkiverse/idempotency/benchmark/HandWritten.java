@@ -53,7 +53,9 @@ public class HandWritten {
             ps.setString(4, TOKEN);
             ps.setLong(5, LEASE);
             ps.setLong(6, RETENTION);
-            ps.setString(7, id);
+            ps.setString(7, id); // the message id, kept with the key as the extension keeps it
+            ps.setString(8, null); // no payload fingerprint: the floor computes none
+            ps.setString(9, id);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() && "NEW".equals(rs.getString(1));
             }
@@ -97,7 +99,9 @@ public class HandWritten {
             ps.setString(2, "hand");
             ps.setString(3, TOKEN);
             ps.setLong(4, RETENTION);
-            ps.setString(5, id);
+            ps.setString(5, id); // the message id, kept with the key as the extension keeps it
+            ps.setString(6, null); // no payload fingerprint: the floor computes none
+            ps.setString(7, id);
             return ps.executeUpdate() == 1;
         } catch (SQLException e) {
             throw new IllegalStateException(e);

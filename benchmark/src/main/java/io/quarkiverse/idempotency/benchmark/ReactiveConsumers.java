@@ -54,7 +54,7 @@ public class ReactiveConsumers {
         return Panache.withTransaction(() -> Panache.getSession()
                 .chain(session -> session.createNativeQuery(CLAIM_IN_TRANSACTION).setParameter(1, id)
                         .setParameter(2, "hand").setParameter(3, "hand-written#1").setParameter(4, RETENTION)
-                        .setParameter(5, id).executeUpdate())
+                        .setParameter(5, id).setParameter(6, null).setParameter(7, id).executeUpdate())
                 .chain(inserted -> inserted == 1
                         ? insert("hand-written-reactive", message.getPayload()).invoke(handWritten::incrementAndGet)
                         : Uni.createFrom().voidItem()))

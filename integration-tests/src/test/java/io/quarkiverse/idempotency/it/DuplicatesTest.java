@@ -126,14 +126,10 @@ class DuplicatesTest extends BrokerTestSupport {
     }
 
     private double duplicates(String origin, String payload) {
-        var counter = metrics.find("idempotency.duplicates").tag("channel", "payments").tag("origin", origin)
-                .tag("payload", payload).counter();
-        return counter == null ? 0 : counter.count();
+        return Meters.duplicates(metrics, origin, payload);
     }
 
     private double deliveries(String outcome) {
-        var counter = metrics.find("idempotency.deliveries").tag("channel", "payments").tag("outcome", outcome)
-                .counter();
-        return counter == null ? 0 : counter.count();
+        return Meters.deliveries(metrics, outcome);
     }
 }

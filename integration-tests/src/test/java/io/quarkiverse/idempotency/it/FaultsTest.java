@@ -128,8 +128,6 @@ class FaultsTest extends BrokerTestSupport {
 
     // a counter of this application's life, which earlier tests also counted: compare it with its value before
     private double deliveries(String outcome) {
-        var counter = metrics.find("idempotency.deliveries").tag("channel", "payments").tag("outcome", outcome)
-                .counter();
-        return counter == null ? 0 : counter.count();
+        return Meters.deliveries(metrics, outcome);
     }
 }

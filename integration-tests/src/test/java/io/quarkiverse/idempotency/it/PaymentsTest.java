@@ -130,8 +130,6 @@ class PaymentsTest extends BrokerTestSupport {
     }
 
     private double deliveries(String outcome) {
-        var counter = metrics.find("idempotency.deliveries").tag("channel", "payments").tag("outcome", outcome)
-                .counter();
-        return counter == null ? 0 : counter.count();
+        return Meters.deliveries(metrics, outcome);
     }
 }

@@ -73,11 +73,15 @@ class DeliveryTest {
     }
 
     Delivery delivery(IdempotencyMode mode) {
+        return delivery(mode, POLICY, Arrival.UNKNOWN, null);
+    }
+
+    Delivery delivery(IdempotencyMode mode, DeliveryPolicy policy, Arrival arrival, ScopedKey previousKey) {
         MethodPlan plan = new MethodPlan("Payments#charge", "payments", null, (p, m) -> "p-1", mode,
-                Map.of("payments", POLICY), IdempotentMethodInfo.Returns.SYNC, false, false, false, false);
+                Map.of("payments", policy), IdempotentMethodInfo.Returns.SYNC, false, false, false, false);
         DeliveryContext context = new DeliveryContext(store, events, renewer, null, new ClaimTokens("worker"),
                 Duration.ofMillis(500), new LocalHolders());
-        return new Delivery(context, plan, "payments", KEY, Metadata.empty());
+        return new Delivery(context, plan, "payments", KEY, Metadata.empty(), arrival, previousKey);
     }
 
     Delivery lease() {
@@ -462,12 +466,7 @@ class DeliveryTest {
     Delivery arriving(MessageFacts facts, PayloadMismatch onMismatch) {
         DeliveryPolicy policy = new DeliveryPolicy(Duration.ofHours(24), Duration.ofSeconds(30), RETRY, false,
                 onMismatch);
-        MethodPlan plan = new MethodPlan("Payments#charge", "payments", null, (p, m) -> "p-1", IdempotencyMode.LEASE,
-                Map.of("payments", policy), IdempotentMethodInfo.Returns.SYNC, false, false, false, false);
-        DeliveryContext context = new DeliveryContext(store, events, renewer, null, new ClaimTokens("worker"),
-                Duration.ofMillis(500), new LocalHolders());
-        return new Delivery(context, plan, "payments", KEY, Metadata.empty(), new Arrival(facts, null, List.of()),
-                null);
+        return delivery(IdempotencyMode.LEASE, policy, new Arrival(facts, null, List.of()), null);
     }
 
     // ---- while the key storage changes: the key's other form
@@ -475,12 +474,8 @@ class DeliveryTest {
     static final ScopedKey OTHER_FORM = new ScopedKey("payments", "hmac:other-form");
 
     Delivery changingForm() {
-        MethodPlan plan = new MethodPlan("Payments#charge", "payments", null, (p, m) -> "p-1", IdempotencyMode.LEASE,
-                Map.of("payments", POLICY), IdempotentMethodInfo.Returns.SYNC, false, false, false, false);
-        DeliveryContext context = new DeliveryContext(store, events, renewer, null, new ClaimTokens("worker"),
-                Duration.ofMillis(500), new LocalHolders());
-        return new Delivery(context, plan, "payments", KEY, Metadata.empty(),
-                new Arrival(new MessageFacts("m-2", "fp-A"), null, List.of()), OTHER_FORM);
+        return delivery(IdempotencyMode.LEASE, POLICY, new Arrival(new MessageFacts("m-2", "fp-A"), null, List.of()),
+                OTHER_FORM);
     }
 
     @Test

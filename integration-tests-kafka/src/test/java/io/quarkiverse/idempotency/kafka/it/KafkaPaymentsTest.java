@@ -42,6 +42,7 @@ class KafkaPaymentsTest {
     @Test
     void anOrderRepublishedAsANewRecordIsChargedOnce() {
         double duplicatesBefore = deliveries("duplicate");
+        double republishedBefore = republished();
         topics.publish("A-1", Topics.payment("A-1", 1299));
         // the outbox republishes it: another record, another offset, maybe another partition
         topics.publish("outbox-7", Topics.payment("A-1", 1299));
@@ -49,6 +50,14 @@ class KafkaPaymentsTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> deliveries("duplicate") - duplicatesBefore >= 2
                 && topics.uncommitted() == 0);
         assertEquals(1, Charges.of("A-1"), "one charge for three records of one order");
+        assertEquals(2, republished() - republishedBefore,
+                "new records (other positions) with the same payload: republishes, not redeliveries");
+    }
+
+    private double republished() {
+        var counter = metrics.find("idempotency.duplicates").tag("channel", "payments").tag("origin", "republish")
+                .tag("payload", "same").counter();
+        return counter == null ? 0 : counter.count();
     }
 
     @Test
