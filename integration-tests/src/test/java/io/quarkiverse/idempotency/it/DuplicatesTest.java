@@ -34,18 +34,25 @@ class DuplicatesTest extends BrokerTestSupport {
     @Inject
     MeterRegistry metrics;
 
+    /** Orders of this run only: the application (and its cache of confirmed keys) lives on between test classes. */
+    static final String RUN = Long.toString(System.nanoTime(), 36);
+
     @BeforeEach
     void reset() {
         gateway.reset();
     }
 
+    static String order(int n) {
+        return "DUP-" + RUN + "-" + n;
+    }
+
     @Test
     void theKeyKeepsTheIdAndFingerprintOfTheMessageThatWroteIt() {
         String id = "m-" + UUID.randomUUID();
-        broker.publishToQueue(id, Broker.payment("D-1", 100));
-        await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("D-1") == 1 && Ledger.claims() == 0);
+        broker.publishToQueue(id, Broker.payment(order(1), 100));
+        await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges(order(1)) == 1 && Ledger.claims() == 0);
         assertEquals(id + " 22", Ledger.text("SELECT message_id || ' ' || length(fingerprint) FROM idempotency_record"
-                + " WHERE scoped_key = 'payments:charge:D-1'"));
+                + " WHERE scoped_key = 'payments:charge:" + order(1) + "'"));
     }
 
     @Test
@@ -53,19 +60,19 @@ class DuplicatesTest extends BrokerTestSupport {
         double mismatches = duplicates("republish", "mismatch");
         double same = duplicates("republish", "same");
         try (LogCapture log = LogCapture.install()) {
-            broker.publishToQueue("m-first-" + UUID.randomUUID(), Broker.payment("D-2", 100));
-            await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("D-2") == 1 && Ledger.claims() == 0);
-            broker.publishToQueue("m-second-" + UUID.randomUUID(), Broker.payment("D-2", 900));
-            broker.publishToQueue("m-third-" + UUID.randomUUID(), Broker.payment("D-2", 900));
-            broker.publishToQueue("m-fourth-" + UUID.randomUUID(), Broker.payment("D-2", 100));
+            broker.publishToQueue("m-first-" + UUID.randomUUID(), Broker.payment(order(2), 100));
+            await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges(order(2)) == 1 && Ledger.claims() == 0);
+            broker.publishToQueue("m-second-" + UUID.randomUUID(), Broker.payment(order(2), 900));
+            broker.publishToQueue("m-third-" + UUID.randomUUID(), Broker.payment(order(2), 900));
+            broker.publishToQueue("m-fourth-" + UUID.randomUUID(), Broker.payment(order(2), 100));
             await().atMost(Duration.ofSeconds(20)).until(() -> duplicates("republish", "mismatch") - mismatches == 2
                     && duplicates("republish", "same") - same == 1 && broker.ready(Broker.QUEUE) == 0);
-            assertEquals(1, Ledger.charges("D-2"), "the mismatching payments were not charged");
-            assertEquals(100, Ledger.count("SELECT sum(amount_cents) FROM charge WHERE order_id = 'D-2'"));
+            assertEquals(1, Ledger.charges(order(2)), "the mismatching payments were not charged");
+            assertEquals(100, Ledger.count("SELECT sum(amount_cents) FROM charge WHERE order_id = '" + order(2) + "'"));
             assertEquals(0, broker.ready(Broker.DLQ), "warned, not dead-lettered");
             List<String> warnings = log.matching("with a different payload");
             assertEquals(1, warnings.size(), "logged once for the key: " + warnings);
-            assertTrue(warnings.get(0).contains("'payments:charge:D-2'") && warnings.get(0).contains("m-first-")
+            assertTrue(warnings.get(0).contains("'payments:charge:" + order(2) + "'") && warnings.get(0).contains("m-first-")
                     && warnings.get(0).contains("m-second-"), warnings.get(0));
         }
     }
@@ -77,28 +84,31 @@ class DuplicatesTest extends BrokerTestSupport {
         String id = "m-" + UUID.randomUUID();
         // another process holds the key on a live lease, for the message with the same id (its fingerprint unknown)
         Ledger.execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, lease_until,"
-                + " expires_at, attempts, message_id) VALUES ('payments:charge:D-3', 'payments', 'CLAIMED', 'elsewhere#1', now(),"
+                + " expires_at, attempts, message_id) VALUES ('payments:charge:" + order(3)
+                + "', 'payments', 'CLAIMED', 'elsewhere#1', now(),"
                 + " now() + interval '5 seconds', now() + interval '1 day', 0, '" + id + "')");
-        broker.publishToQueue(id, Broker.payment("D-3", 300));
+        broker.publishToQueue(id, Broker.payment(order(3), 300));
         // busy: the extension requeues it; meanwhile the holder confirms the key
         await().atMost(Duration.ofSeconds(10)).until(() -> deliveries("busy") - busy == 1);
         Ledger.execute("UPDATE idempotency_record SET state = 'CONFIRMED', lease_until = NULL, recorded_at = now()"
-                + " WHERE scoped_key = 'payments:charge:D-3'");
+                + " WHERE scoped_key = 'payments:charge:" + order(3) + "'");
         await().atMost(Duration.ofSeconds(20)).until(() -> duplicates("redelivery", "unknown") - redeliveries == 1
                 && broker.ready(Broker.QUEUE) == 0);
-        assertEquals(0, Ledger.charges("D-3"), "the holder did the work; the redelivery did not run");
+        assertEquals(0, Ledger.charges(order(3)), "the holder did the work; the redelivery did not run");
     }
 
     @Test
     void aClaimWhoseOwnerDiedIsTakenOverAndCountedAsATakeover() {
         double takeovers = duplicates("takeover", "unknown");
         Ledger.execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, lease_until,"
-                + " expires_at, attempts) VALUES ('payments:charge:D-4', 'payments', 'CLAIMED', 'dead#1', now() - interval"
+                + " expires_at, attempts) VALUES ('payments:charge:" + order(4)
+                + "', 'payments', 'CLAIMED', 'dead#1', now() - interval"
                 + " '1 minute', now() - interval '1 second', now() + interval '1 day', 0)");
-        broker.publishToQueue("m-" + UUID.randomUUID(), Broker.payment("D-4", 400));
-        await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges("D-4") == 1 && Ledger.claims() == 0);
+        broker.publishToQueue("m-" + UUID.randomUUID(), Broker.payment(order(4), 400));
+        await().atMost(Duration.ofSeconds(20)).until(() -> Ledger.charges(order(4)) == 1 && Ledger.claims() == 0);
         assertEquals(1, duplicates("takeover", "unknown") - takeovers);
-        assertEquals(1, Ledger.count("SELECT attempts FROM idempotency_record WHERE scoped_key = 'payments:charge:D-4'"),
+        assertEquals(1,
+                Ledger.count("SELECT attempts FROM idempotency_record WHERE scoped_key = 'payments:charge:" + order(4) + "'"),
                 "the dead owner's attempt counted");
     }
 
@@ -109,9 +119,9 @@ class DuplicatesTest extends BrokerTestSupport {
         long before = ages == null ? 0 : ages.count();
         // a key confirmed an hour ago (its retention is a day)
         Ledger.execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, expires_at,"
-                + " attempts, message_id) VALUES ('payments:charge:D-5', 'payments', 'CONFIRMED', 'earlier#1',"
+                + " attempts, message_id) VALUES ('payments:charge:" + order(5) + "', 'payments', 'CONFIRMED', 'earlier#1',"
                 + " now() - interval '1 hour', now() + interval '23 hours', 0, 'm-earlier')");
-        broker.publishToQueue("m-" + UUID.randomUUID(), Broker.payment("D-5", 500));
+        broker.publishToQueue("m-" + UUID.randomUUID(), Broker.payment(order(5), 500));
         await().atMost(Duration.ofSeconds(20)).until(() -> {
             Timer t = metrics.find("idempotency.duplicates.age").tag("channel", "payments").tag("origin", "republish")
                     .timer();
@@ -122,7 +132,7 @@ class DuplicatesTest extends BrokerTestSupport {
         assertNotNull(t);
         double maxSeconds = t.max(java.util.concurrent.TimeUnit.SECONDS);
         assertTrue(maxSeconds >= 3599 && maxSeconds < 3700, "the duplicate's key was an hour old: " + maxSeconds);
-        assertEquals(0, Ledger.charges("D-5"));
+        assertEquals(0, Ledger.charges(order(5)));
     }
 
     private double duplicates(String origin, String payload) {

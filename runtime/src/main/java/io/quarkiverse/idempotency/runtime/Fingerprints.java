@@ -22,16 +22,7 @@ import io.vertx.core.json.JsonObject;
  */
 final class Fingerprints {
 
-    private static final MessageDigest SHA_256;
     private static final Base64.Encoder BASE64 = Base64.getUrlEncoder().withoutPadding();
-
-    static {
-        try {
-            SHA_256 = MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
 
     private Fingerprints() {
     }
@@ -46,9 +37,11 @@ final class Fingerprints {
     static String of(byte[] bytes) {
         MessageDigest digest;
         try {
-            digest = (MessageDigest) SHA_256.clone(); // cheaper than a provider lookup per message
-        } catch (CloneNotSupportedException e) {
-            throw new IllegalStateException(e);
+            // one per message (a cached provider lookup): no digest object lives in a static field, which a native
+            // image would initialize at build time
+            digest = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required of every JVM", e);
         }
         byte[] hash = digest.digest(bytes);
         return BASE64.encodeToString(java.util.Arrays.copyOf(hash, 16));
