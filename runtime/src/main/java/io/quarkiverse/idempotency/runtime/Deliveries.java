@@ -92,8 +92,9 @@ public class Deliveries {
         Metadata metadata = message.getMetadata();
         ScopedKey readable = keyOf(plan, channel, payload, metadata);
         ScopedKey key = keyForms.stored(channel, readable);
-        Delivery delivery = new Delivery(context, plan, channel, key, metadata, arrival(plan, channel, payload,
-                message, metadata), keyForms.previous(channel, readable, plan.policy(channel).retention()));
+        DeliveryPolicy policy = plan.policy(channel);
+        Delivery delivery = new Delivery(context, plan, channel, key, metadata, arrival(policy, payload, message,
+                metadata), keyForms.previous(channel, readable, policy.retention()));
         ConfirmedKeys.Confirmed confirmed = context.confirmedKeys() == null ? null : context.confirmedKeys().get(key);
         if (confirmed != null) {
             delivery.confirmedEarlier(confirmed.facts(), confirmed.age());
@@ -103,9 +104,9 @@ public class Deliveries {
 
     // The message's id, and its payload's fingerprint: from the body the broker delivered when its connector keeps it
     // (the exact bytes), else from the payload the method receives.
-    private Arrival arrival(MethodPlan plan, String channel, Object payload, Message<?> message, Metadata metadata) {
+    private Arrival arrival(DeliveryPolicy policy, Object payload, Message<?> message, Metadata metadata) {
         String fingerprint = null;
-        if (plan.policy(channel).fingerprints()) {
+        if (policy.fingerprints()) {
             for (ConnectorSupport connector : connectors) {
                 byte[] body = connector.body(message);
                 if (body != null) {
