@@ -19,6 +19,7 @@ import io.quarkiverse.idempotency.runtime.database.AsynchronousClaimCommitCheck;
 import io.quarkiverse.idempotency.runtime.database.DatabaseSchema;
 import io.quarkiverse.idempotency.runtime.database.DatabaseStoreProducer;
 import io.quarkiverse.idempotency.runtime.database.IdempotencyRecord;
+import io.quarkiverse.idempotency.runtime.database.PoolKeysProvider;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem.ValidationErrorBuildItem;
@@ -63,6 +64,15 @@ class DatabaseStoreProcessor {
                 AsynchronousClaimCommitCheck.class)
                 .setUnremovable().build());
         resources.produce(new NativeImageResourceBuildItem(MIGRATIONS));
+    }
+
+    /** Methods on the event loop make their lease-mode calls through the reactive PostgreSQL client, when present. */
+    @BuildStep
+    void reactiveKeys(SelectedStoreBuildItem store, Capabilities capabilities,
+            BuildProducer<AdditionalBeanBuildItem> beans) {
+        if (store.database() && capabilities.isPresent(Capability.REACTIVE_PG_CLIENT)) {
+            beans.produce(AdditionalBeanBuildItem.unremovableOf(PoolKeysProvider.class));
+        }
     }
 
     /**

@@ -33,6 +33,7 @@ import io.quarkiverse.idempotency.runtime.IdempotentMethodInfo;
 import io.quarkiverse.idempotency.runtime.IdempotentMethods;
 import io.quarkiverse.idempotency.runtime.InboundMessages;
 import io.quarkiverse.idempotency.runtime.MemoryStoreProducer;
+import io.quarkiverse.idempotency.runtime.NonBlockingStore;
 import io.quarkiverse.idempotency.runtime.NoopMetricsProducer;
 import io.quarkiverse.idempotency.runtime.ProgrammaticIdempotency;
 import io.quarkiverse.idempotency.runtime.ReactiveDeliveryInterceptor;
@@ -87,8 +88,11 @@ class IdempotencyProcessor {
     }
 
     @BuildStep
-    IdempotentMethodsBuildItem analyse(CombinedIndexBuildItem index, SelectedStoreBuildItem store) {
-        return new IdempotentMethodAnalyzer(index.getIndex(), store.memory()).analyse();
+    IdempotentMethodsBuildItem analyse(CombinedIndexBuildItem index, SelectedStoreBuildItem store,
+            Capabilities capabilities) {
+        boolean keysWithoutBlocking = store.memory()
+                || (store.database() && capabilities.isPresent(Capability.REACTIVE_PG_CLIENT));
+        return new IdempotentMethodAnalyzer(index.getIndex(), store.memory(), keysWithoutBlocking).analyse();
     }
 
     /** Where {@code @WithTransaction} keeps its sessions: present with Hibernate Reactive Panache. */
@@ -101,7 +105,7 @@ class IdempotencyProcessor {
                 .addBeanClasses(Idempotent.class, IdempotentMethodIndex.class, IdempotencyInterceptor.class,
                         Deliveries.class, InboundMessages.class, WorkerId.class, MessageIdKey.class,
                         ProgrammaticIdempotency.class, StorePurge.class, StoreCheck.class, NoopMetricsProducer.class,
-                        StoreDeadLetters.class)
+                        StoreDeadLetters.class, NonBlockingStore.class)
                 .setUnremovable().build());
         if (config.metrics().enabled() && metrics.isPresent()
                 && metrics.get().metricsSupported(MetricsFactory.MICROMETER)) {
@@ -186,6 +190,7 @@ class IdempotencyProcessor {
                 .setRuntimeInit()
                 .addInjectionPoint(ClassType.create(IdempotencyConfig.class))
                 .addInjectionPoint(ClassType.create(IdempotencyStore.class))
+                .addInjectionPoint(ClassType.create(NonBlockingStore.class))
                 .createWith(recorder.methods(infos, channelConnectors, redeliveries))
                 .done();
     }

@@ -30,13 +30,17 @@ final class IdempotentMethodAnalyzer {
 
     private final IndexView index;
     private final boolean memoryStore;
+    private final boolean keysWithoutBlocking;
 
     /**
      * @param memoryStore whether the memory store is the selected store (it cannot write keys in a transaction)
+     * @param keysWithoutBlocking whether the selected store's lease-mode calls can be made without blocking (the memory
+     *        store; the database store with the reactive PostgreSQL client), so that a method may run on the event loop
      */
-    IdempotentMethodAnalyzer(IndexView index, boolean memoryStore) {
+    IdempotentMethodAnalyzer(IndexView index, boolean memoryStore, boolean keysWithoutBlocking) {
         this.index = index;
         this.memoryStore = memoryStore;
+        this.keysWithoutBlocking = keysWithoutBlocking;
     }
 
     IdempotentMethodsBuildItem analyse() {
@@ -56,6 +60,7 @@ final class IdempotentMethodAnalyzer {
                 List<IdempotencyDefinitionException> broken = new ArrayList<>(MethodRules.check(facts));
                 if (!facts.channels().isEmpty() && !facts.takesNothing() && !facts.stream()) {
                     MethodRules.checkInTransactionStore(facts, memoryStore).ifPresent(broken::add);
+                    MethodRules.checkEventLoopStore(facts, keysWithoutBlocking).ifPresent(broken::add);
                     checkKeyFunction(facts).ifPresent(broken::add);
                 }
                 if (broken.isEmpty()) {
@@ -73,7 +78,7 @@ final class IdempotentMethodAnalyzer {
         return new IdempotentMethodInfo(facts.description(), facts.channels(), facts.scope(),
                 facts.keyFunction().toString(), mode(facts), facts.retention(), facts.lease(), facts.maxAttempts(),
                 facts.returns(), facts.messageParameter(), facts.processor(), facts.transactional(),
-                facts.reactiveUnit(), facts.reactiveStateless());
+                facts.reactiveUnit(), facts.reactiveStateless(), facts.onEventLoop());
     }
 
     /**

@@ -98,6 +98,14 @@ record MethodFacts(MethodInfo method, List<String> channels, boolean inaccessibl
     }
 
     /** @return whether it (or its class) is {@code @WithTransaction}: it runs in a Hibernate Reactive transaction */
+    /**
+     * @return whether the method runs on the event loop in lease mode: it returns {@code Uni} or
+     *         {@code CompletionStage} without {@code @Blocking} and without a Hibernate Reactive transaction
+     */
+    boolean onEventLoop() {
+        return returns != Returns.SYNC && !blocking && !reactiveTransactional();
+    }
+
     boolean reactiveTransactional() {
         return !reactiveUnit.isEmpty();
     }

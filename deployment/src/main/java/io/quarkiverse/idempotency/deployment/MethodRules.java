@@ -96,9 +96,21 @@ final class MethodRules {
                 : Optional.empty();
     }
 
+    // A method on the event loop is settled by its stage alone: one that takes the Message acks it itself, and a
+    // processor's key waits for its output's ack, neither of which the non-blocking path follows.
     static Optional<IdempotencyDefinitionException> checkEventLoop(MethodFacts m) {
-        return m.returns() != Returns.SYNC && !m.blocking() && !m.reactiveTransactional()
+        return m.onEventLoop() && (m.messageParameter() || m.processor())
                 ? broken(Rule.EVENT_LOOP, m, m.method().returnType().name().withoutPackagePrefix())
+                : Optional.empty();
+    }
+
+    /**
+     * @param keysWithoutBlocking whether the selected store's lease-mode calls can be made without blocking
+     * @return the rule a method on the event loop breaks when its store calls would block it
+     */
+    static Optional<IdempotencyDefinitionException> checkEventLoopStore(MethodFacts m, boolean keysWithoutBlocking) {
+        return m.onEventLoop() && !m.messageParameter() && !m.processor() && !keysWithoutBlocking
+                ? broken(Rule.EVENT_LOOP_STORE, m, m.method().returnType().name().withoutPackagePrefix())
                 : Optional.empty();
     }
 

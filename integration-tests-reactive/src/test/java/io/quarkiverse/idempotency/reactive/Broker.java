@@ -19,6 +19,7 @@ public final class Broker implements AutoCloseable {
 
     public static final String REACTIVE = "reactive-payments";
     public static final String BLOCKING = "blocking-payments";
+    public static final String LEASE = "lease-payments";
 
     private final Connection connection;
     private final Channel channel;
@@ -40,7 +41,8 @@ public final class Broker implements AutoCloseable {
 
     /** Waits until the application has declared the queues, then empties them. */
     public void reset() {
-        for (String name : new String[] { REACTIVE, REACTIVE + ".dlq", BLOCKING, BLOCKING + ".dlq" }) {
+        for (String name : new String[] { REACTIVE, REACTIVE + ".dlq", BLOCKING, BLOCKING + ".dlq", LEASE,
+                LEASE + ".dlq" }) {
             Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
                 try (Channel c = connection.createChannel()) {
                     c.queuePurge(name);

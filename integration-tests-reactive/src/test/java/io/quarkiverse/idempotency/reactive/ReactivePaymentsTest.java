@@ -43,7 +43,8 @@ class ReactivePaymentsTest {
     @RegisterExtension
     static final QuarkusUnitTest APP = ReactiveApps.withServices(new QuarkusUnitTest()
             .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class)
-                    .addClasses(ReactivePaymentConsumer.class, BlockingPaymentConsumer.class, ReactiveCharge.class,
+                    .addClasses(ReactivePaymentConsumer.class, BlockingPaymentConsumer.class,
+                            LeasePaymentConsumer.class, ReactiveCharge.class,
                             OrderIdKey.class, Attempts.class, ReactiveApps.class, ReactiveServices.class, Ledger.class,
                             Broker.class)
                     .addAsResource("db/migration/V1__charges.sql")));
@@ -152,24 +153,78 @@ class ReactivePaymentsTest {
 
     @Test
     @Order(6)
-    void aReactiveAndABlockingConsumerOfOneKeyChargeItOnce() {
+    void aReactiveABlockingAndALeaseConsumerOfOneKeyChargeItOnce() {
         int orders = 30;
-        double duplicates = deliveries("duplicate") + blockingDuplicates();
+        double duplicates = deliveries("duplicate") + duplicates(Broker.BLOCKING) + duplicates(Broker.LEASE);
         for (int i = 0; i < orders; i++) {
             String order = "M-" + i;
             broker.publish(Broker.REACTIVE, "r-" + order, Broker.payment(order, ""));
             broker.publish(Broker.BLOCKING, "b-" + order, Broker.payment(order, ""));
+            broker.publish(Broker.LEASE, "l-" + order, Broker.payment(order, ""));
         }
         await().atMost(WAIT).until(() -> Ledger.distinctChargesOf("M-") == orders
-                && broker.ready(Broker.REACTIVE) == 0 && broker.ready(Broker.BLOCKING) == 0 && Ledger.claims() == 0);
-        await().atMost(WAIT).until(() -> deliveries("duplicate") + blockingDuplicates() >= duplicates + orders);
-        assertEquals(orders, Ledger.chargesOf("M-"), "an order charged by both consumers would show twice");
+                && broker.ready(Broker.REACTIVE) == 0 && broker.ready(Broker.BLOCKING) == 0
+                && broker.ready(Broker.LEASE) == 0 && Ledger.claims() == 0);
+        await().atMost(WAIT).until(() -> deliveries("duplicate") + duplicates(Broker.BLOCKING)
+                + duplicates(Broker.LEASE) >= duplicates + 2 * orders);
+        assertEquals(orders, Ledger.chargesOf("M-"), "an order charged by two consumers would show twice");
         assertNull(broker.nextDeadLetter(Broker.REACTIVE));
         assertNull(broker.nextDeadLetter(Broker.BLOCKING));
+        assertNull(broker.nextDeadLetter(Broker.LEASE));
     }
+
+    // A method returning Uni without @Blocking nor @WithTransaction: on the event loop, in lease mode, its store calls
+    // through the reactive client.
 
     @Test
     @Order(7)
+    void onTheEventLoopWithoutATransactionAnOrderDeliveredThreeTimesIsChargedOnce() {
+        double before = duplicates(Broker.LEASE);
+        double handled = outcome(Broker.LEASE, "handled");
+        broker.publish(Broker.LEASE, "m-l1", Broker.payment("L-1", ""));
+        broker.publish(Broker.LEASE, "m-l1", Broker.payment("L-1", ""));
+        broker.publish(Broker.LEASE, "m-l1-again", Broker.payment("L-1", ""));
+        await().atMost(WAIT).until(() -> duplicates(Broker.LEASE) >= before + 2);
+        assertEquals(1, Ledger.charges("L-1"));
+        assertEquals("CONFIRMED", Ledger.state("L-1"));
+        assertEquals(1, attempts.of("L-1"));
+        assertEquals(handled + 1, outcome(Broker.LEASE, "handled"), "one delivery handled, two duplicates");
+    }
+
+    @Test
+    @Order(8)
+    void onTheEventLoopWithoutATransactionAConcurrentDuplicateIsBusy() {
+        double busy = outcome(Broker.LEASE, "busy");
+        broker.publish(Broker.LEASE, "m-l2", Broker.payment("L-2", "\"slowMs\": 3000"));
+        await().atMost(WAIT).until(() -> attempts.of("L-2") == 1);
+        broker.publish(Broker.LEASE, "m-l2-again", Broker.payment("L-2", ""));
+        await().atMost(WAIT).until(() -> outcome(Broker.LEASE, "busy") > busy);
+        assertEquals(0, Ledger.charges("L-2"), "told busy while the first delivery still ran");
+        await().atMost(WAIT).until(() -> "CONFIRMED".equals(Ledger.state("L-2")) && broker.ready(Broker.LEASE) == 0);
+        await().atMost(WAIT).until(() -> Ledger.claims() == 0);
+        assertEquals(1, attempts.of("L-2"), "the busy delivery, redelivered, found the key confirmed");
+        assertEquals(1, Ledger.charges("L-2"));
+    }
+
+    @Test
+    @Order(9)
+    void onTheEventLoopWithoutATransactionAPoisonMessageIsDeadLetteredWithinItsBudget() {
+        broker.publish(Broker.LEASE, "m-l4", Broker.payment("L-4", "\"failures\": 99"));
+        GetResponse dead = await().atMost(WAIT).until(() -> broker.nextDeadLetter(Broker.LEASE), d -> d != null);
+        assertEquals("m-l4", dead.getProps().getMessageId());
+        assertEquals(3, attempts.of("L-4"), "quarkus.idempotency.retry.max-attempts=3");
+        assertEquals(0, Ledger.charges("L-4"));
+        assertEquals("DEAD_LETTERED", Ledger.state("L-4"));
+        assertEquals(3, Ledger.attempts("L-4"), "each failed attempt counted");
+
+        broker.publish(Broker.LEASE, "m-l4-again", Broker.payment("L-4", ""));
+        GetResponse again = await().atMost(WAIT).until(() -> broker.nextDeadLetter(Broker.LEASE), d -> d != null);
+        assertEquals("m-l4-again", again.getProps().getMessageId());
+        assertEquals(3, attempts.of("L-4"), "a dead-lettered key stays dead-lettered");
+    }
+
+    @Test
+    @Order(20)
     void nothingBlockedTheEventLoop() {
         assertNull(attempts.offEventLoop(), "the reactive handler ran on an event loop");
         // A JDBC call in the stack of a blocked event loop is a store call. (Other reports are CPU: on this shared
@@ -190,9 +245,13 @@ class ReactivePaymentsTest {
         return counter == null ? 0 : counter.count();
     }
 
-    private double blockingDuplicates() {
-        var counter = registry.find("idempotency.deliveries").tag("channel", Broker.BLOCKING)
-                .tag("outcome", "duplicate").counter();
+    private double duplicates(String channel) {
+        return outcome(channel, "duplicate");
+    }
+
+    private double outcome(String channel, String outcome) {
+        var counter = registry.find("idempotency.deliveries").tag("channel", channel).tag("outcome", outcome).counter();
         return counter == null ? 0 : counter.count();
     }
+
 }

@@ -51,7 +51,7 @@ public class Deliveries {
     @Inject
     public Deliveries(IdempotencyStore store, IdempotentMethods methods, MessageIdKey messageIds,
             IdempotencyMetrics metrics, IdempotencyConfig config, WorkerId worker, Vertx vertx,
-            @All List<ConnectorSupport> connectors) {
+            @All List<ConnectorSupport> connectors, NonBlockingStore nonBlocking) {
         this.report = new DeliveryReport(metrics, messageIds,
                 LaunchMode.current() == LaunchMode.DEVELOPMENT ? new OutcomeHistory() : null);
         this.messageIds = messageIds;
@@ -73,7 +73,7 @@ public class Deliveries {
                 ? new ConfirmedKeys(config.confirmedKeysCacheSize())
                 : null;
         this.context = new DeliveryContext(store, report, new LeaseRenewer(store, vertx, methods.shortestLease()),
-                confirmedKeys, new ClaimTokens(worker.value()), config.requeueDelay(), new LocalHolders());
+                confirmedKeys, new ClaimTokens(worker.value()), config.requeueDelay(), new LocalHolders(), nonBlocking);
     }
 
     /**

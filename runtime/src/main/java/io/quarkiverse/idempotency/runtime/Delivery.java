@@ -19,6 +19,7 @@ import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.PayloadMismatchException;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.StoreUnavailableException;
+import io.smallrye.mutiny.Uni;
 
 /**
  * One delivery of one message to an {@code @Idempotent} method, from its key to the outcome the broker sees: the only
@@ -94,11 +95,54 @@ public final class Delivery implements DeliveryView {
         if (claim.result() == ClaimResult.NEW && previousKey != null) {
             claim = underPreviousForm(claim);
         }
+        return claimedOnLease(claim);
+    }
+
+    // The lease-mode claim's answer, the previous form looked at: whether the handler runs, holding the lease if so.
+    private boolean claimedOnLease(Claim claim) {
         boolean run = claimed(claim, DeliveryState.CLAIMED);
         if (run) {
             record.hold();
         }
         return run;
+    }
+
+    /**
+     * {@link #claim()}, for a method on the event loop: each store call made without blocking. Completes with whether
+     * the handler runs, or fails with the outcome when it must not run now.
+     */
+    Uni<Boolean> claimWithoutBlocking() {
+        ReactiveKeys keys;
+        try {
+            keys = context.nonBlocking().keys();
+        } catch (IllegalStateException e) {
+            return Uni.createFrom().failure(storeFailed("claim", e));
+        }
+        return askWithoutBlocking(keys).chain(claim -> {
+            if (claim.result() == ClaimResult.TAKEN_OVER) {
+                context.listener().tookOver(this);
+                return countLostAttempt(keys);
+            }
+            return Uni.createFrom().item(claim);
+        }).chain(claim -> claim.result() == ClaimResult.NEW && previousKey != null ? underPreviousForm(keys, claim)
+                : Uni.createFrom().item(claim))
+                .map(this::claimedOnLease);
+    }
+
+    /** @return whether this delivery's store calls can be made without blocking ({@link #claimWithoutBlocking()}) */
+    boolean callsWithoutBlocking() {
+        return context.nonBlocking().unavailable() == null;
+    }
+
+    private Uni<Claim> askWithoutBlocking(ReactiveKeys keys) {
+        long start = System.nanoTime();
+        return record.claim(keys).onItemOrFailure().transformToUni((claim, e) -> {
+            if (e != null) {
+                return Uni.createFrom().failure(storeFailed("claim", e));
+            }
+            context.listener().claimAnswered(this, System.nanoTime() - start);
+            return Uni.createFrom().item(claim);
+        });
     }
 
     /**
@@ -185,6 +229,22 @@ public final class Delivery implements DeliveryView {
         }
     }
 
+    // underPreviousForm(claimed), without blocking.
+    private Uni<Claim> underPreviousForm(ReactiveKeys keys, Claim claimed) {
+        return keys.peek(previousKey).onItemOrFailure().<Claim> transformToUni((earlier, e) -> {
+            if (e != null) {
+                return record.release(keys).onItem().transformToUni(
+                        ignored -> Uni.createFrom().<Claim> failure(storeFailed("look up the earlier form of", e)));
+            }
+            return switch (earlier.result()) {
+                // still a duplicate if the confirm fails; the next one looks up the earlier form again
+                case DONE -> record.confirm(keys).onFailure().recoverWithItem(false).replaceWith(earlier);
+                case DEAD_LETTERED, BUSY -> record.release(keys).replaceWith(earlier);
+                default -> Uni.createFrom().item(claimed);
+            };
+        });
+    }
+
     // The owner died or stalled: its attempt counts, so a message that kills its process meets the end of its budget.
     private Claim countLostAttempt() {
         LeaseExpiredException lost = new LeaseExpiredException(key);
@@ -194,10 +254,25 @@ public final class Delivery implements DeliveryView {
         } catch (RuntimeException e) {
             throw storeFailed("count the lost attempt of", e);
         }
+        lostAttemptCounted(counted, lost);
+        return ask(record::claim);
+    }
+
+    // countLostAttempt(), without blocking.
+    private Uni<Claim> countLostAttempt(ReactiveKeys keys) {
+        LeaseExpiredException lost = new LeaseExpiredException(key);
+        return record.countFailure(keys, lost.getMessage())
+                .onFailure().transform(e -> storeFailed("count the lost attempt of", e))
+                .chain(counted -> {
+                    lostAttemptCounted(counted, lost);
+                    return askWithoutBlocking(keys);
+                });
+    }
+
+    private void lostAttemptCounted(int counted, LeaseExpiredException lost) {
         if (counted > 0 && target.policy().retry().spentBy(counted)) {
             throw end(DeliveryState.DEAD_LETTERED, new AttemptsExhaustedException(key, counted, lost), lost);
         }
-        return ask(record::claim);
     }
 
     private boolean claimed(Claim claim, DeliveryState held) {
@@ -321,11 +396,39 @@ public final class Delivery implements DeliveryView {
             end(DeliveryState.UNCONFIRMED, null, e);
             return;
         }
+        confirmedOnItsOwn(confirmed);
+    }
+
+    private void confirmedOnItsOwn(boolean confirmed) {
         if (confirmed) {
             handled();
         } else {
             end(DeliveryState.CLAIM_LOST, null, null); // the work happened: the message is acked all the same
         }
+    }
+
+    /**
+     * {@link #succeeded()}, for a method on the event loop: its lease-mode claim is confirmed without blocking. Completes
+     * once the outcome is settled, or fails as {@link #succeeded()} throws.
+     */
+    Uni<Void> succeededWithoutBlocking() {
+        if (state != DeliveryState.CLAIMED) {
+            return Uni.createFrom().item(() -> {
+                succeeded(); // no store call: the delivery ended, or its key is confirmed
+                return null;
+            });
+        }
+        record.letGo();
+        return record.confirm(context.nonBlocking().keys()).onItemOrFailure().transform((confirmed, e) -> {
+            synchronized (this) {
+                if (e != null) {
+                    end(DeliveryState.UNCONFIRMED, null, e);
+                } else {
+                    confirmedOnItsOwn(confirmed);
+                }
+            }
+            return null;
+        });
     }
 
     private void handled() {
@@ -358,6 +461,38 @@ public final class Delivery implements DeliveryView {
         };
     }
 
+    /**
+     * {@link #failed}, for a method on the event loop: the attempt is counted without blocking. Completes with what to
+     * nack with.
+     */
+    Uni<IdempotencyException> failedWithoutBlocking(Throwable failure) {
+        ReactiveKeys keys = context.nonBlocking().keys();
+        synchronized (this) {
+            record.letGo();
+            if (failure instanceof StoreUnavailableException unavailable && !state.ended()) {
+                return Uni.createFrom().item(end(DeliveryState.STORE_FAILED, unavailable, unavailable.getCause()));
+            }
+            switch (state) {
+                case KEYED, CLAIMED, WRITTEN_IN_TRANSACTION, CONFIRMED_IN_TRANSACTION, AWAITING_OUTPUT_ACK,
+                        ROLLED_BACK, EXPIRED:
+                    break;
+                case STORE_FAILED:
+                    return record.releaseQuietly(keys).replaceWith(answer);
+                default:
+                    return Uni.createFrom().item(failed(failure)); // no store call
+            }
+        }
+        return record.countFailure(keys, String.valueOf(failure)).onItemOrFailure().transformToUni((counted, e) -> {
+            if (e != null) {
+                StoreUnavailableException unavailable = storeFailed("count a failed attempt of", e);
+                return record.releaseQuietly(keys).replaceWith(unavailable);
+            }
+            synchronized (this) {
+                return Uni.createFrom().item(failureCounted(counted, failure));
+            }
+        });
+    }
+
     /** The handler's result was cancelled: its outcome is unknown, so its claim is left to run out with its lease. */
     public synchronized void abandoned() {
         if (!state.ended()) {
@@ -376,6 +511,10 @@ public final class Delivery implements DeliveryView {
             record.releaseQuietly();
             return unavailable;
         }
+        return failureCounted(counted, failure);
+    }
+
+    private IdempotencyException failureCounted(int counted, Throwable failure) {
         if (counted == 0) {
             // The key's record is not this delivery's any more: another delivery holds it, and its outcome decides.
             return end(DeliveryState.CLAIM_LOST, notCounted(failure), failure);

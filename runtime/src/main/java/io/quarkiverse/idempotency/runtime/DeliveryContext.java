@@ -14,7 +14,15 @@ import io.quarkiverse.idempotency.IdempotencyStore;
  * @param tokens this process's worker id and the claims' tokens
  * @param requeueDelay how long a busy or store-failed message waits before it is redelivered
  * @param holders the keys held by deliveries of this process right now
+ * @param nonBlocking the store's calls without blocking, for methods on the event loop
  */
 record DeliveryContext(IdempotencyStore store, DeliveryListener listener, LeaseRenewer renewer,
-        ConfirmedKeys confirmedKeys, ClaimTokens tokens, Duration requeueDelay, LocalHolders holders) {
+        ConfirmedKeys confirmedKeys, ClaimTokens tokens, Duration requeueDelay, LocalHolders holders,
+        NonBlockingStore nonBlocking) {
+
+    DeliveryContext(IdempotencyStore store, DeliveryListener listener, LeaseRenewer renewer,
+            ConfirmedKeys confirmedKeys, ClaimTokens tokens, Duration requeueDelay, LocalHolders holders) {
+        this(store, listener, renewer, confirmedKeys, tokens, requeueDelay, holders,
+                new NonBlockingStore(store, java.util.List.of()));
+    }
 }

@@ -66,12 +66,41 @@ public class IdempotencyInterceptor {
         Delivery delivery = deliveries.start(plan, inbound.channel(), ic.getParameters()[0],
                 inbound.message());
         inbound.started(delivery);
+        if (plan.onEventLoop() && Context.isOnEventLoopThread()) {
+            Uni<Object> handled = onEventLoop(ic, delivery, inbound);
+            return plan.returns() == IdempotentMethodInfo.Returns.UNI ? handled : handled.subscribeAsCompletionStage();
+        }
         return switch (plan.returns()) {
             case SYNC -> aroundSync(ic, plan, delivery, inbound);
             case UNI -> plan.inReactiveTransaction() ? aroundReactive(ic, delivery, inbound)
                     : aroundUni(ic, plan, delivery);
             case COMPLETION_STAGE -> aroundUni(ic, plan, delivery).subscribeAsCompletionStage();
         };
+    }
+
+    /**
+     * A method returning {@code Uni} or {@code CompletionStage} without {@code @Blocking}, on its event loop: its key is
+     * claimed on a lease, confirmed, or its failure counted, by store calls that do not block
+     * ({@link ReactiveKeys}); the method itself runs on the message's context, where it was called.
+     */
+    private static Uni<Object> onEventLoop(InvocationContext ic, Delivery delivery, InboundMessage inbound) {
+        if (delivery.isDuplicate()) {
+            return Uni.createFrom().nullItem();
+        }
+        Context context = Vertx.currentContext();
+        return OnContext.resume(delivery.claimWithoutBlocking(), context).chain(run -> {
+            if (!run) {
+                return Uni.createFrom().nullItem();
+            }
+            return attempt(ic).onItemOrFailure().transformToUni((item, failure) -> failure != null
+                    ? delivery.failedWithoutBlocking(failure).onItem().transformToUni(e -> Uni.createFrom().failure(e))
+                    : delivery.succeededWithoutBlocking().map(ignored -> {
+                        if (delivery.state() == DeliveryState.HANDLED) {
+                            inbound.handled();
+                        }
+                        return item;
+                    }));
+        }).onCancellation().invoke(delivery::abandoned);
     }
 
     /**
@@ -100,6 +129,10 @@ public class IdempotencyInterceptor {
             InboundMessage inbound, Context context) {
         return attempt.onItemOrFailure().transformToUni((item, failure) -> {
             if (failure != null) {
+                if (delivery.callsWithoutBlocking()) {
+                    return OnContext.resume(delivery.failedWithoutBlocking(failure), context)
+                            .onItem().transformToUni(e -> Uni.createFrom().failure(e));
+                }
                 return onContext(Blocking.call(() -> {
                     throw delivery.failed(failure);
                 }), context);
@@ -130,10 +163,13 @@ public class IdempotencyInterceptor {
         }
     }
 
-    // Claims the key on a lease, off the event loop, then runs the method in a transaction that confirms the claim.
+    // Claims the key on a lease without blocking the event loop (through the reactive client, or else over JDBC on a
+    // worker thread), then runs the method in a transaction that confirms the claim.
     private static Uni<Object> onLease(InvocationContext ic, Delivery delivery, Context context) {
-        return onContext(Blocking.call(delivery::claim), context)
-                .chain(run -> run ? attempt(ic) : Uni.createFrom().nullItem());
+        Uni<Boolean> claimed = delivery.callsWithoutBlocking()
+                ? OnContext.resume(delivery.claimWithoutBlocking(), context)
+                : onContext(Blocking.call(delivery::claim), context);
+        return claimed.chain(run -> run ? attempt(ic) : Uni.createFrom().nullItem());
     }
 
     // Back on the message's Vert.x context, where its session and its transaction live.

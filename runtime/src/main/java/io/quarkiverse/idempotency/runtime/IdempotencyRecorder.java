@@ -31,7 +31,7 @@ public class IdempotencyRecorder {
                     // a table partitioned by time (read again at runtime: a migration may partition it) fails each
                     // reactive claim instead (SessionKeys)
                     store instanceof DatabaseIdempotencyStore,
-                    store instanceof InMemoryIdempotencyStore);
+                    store instanceof InMemoryIdempotencyStore, context.getInjectedReference(NonBlockingStore.class));
         };
     }
 

@@ -35,6 +35,7 @@ public final class IdempotentMethodInfo {
     private final boolean transactional;
     private final String reactivePersistenceUnit;
     private final boolean reactiveStateless;
+    private final boolean onEventLoop;
 
     public IdempotentMethodInfo(String description, List<String> channels, String scope, String keyFunctionClass,
             IdempotencyMode mode, String retention, String lease, int maxAttempts, Returns returns,
@@ -43,11 +44,20 @@ public final class IdempotentMethodInfo {
                 messageParameter, processor, transactional, "", false);
     }
 
-    @RecordableConstructor
     public IdempotentMethodInfo(String description, List<String> channels, String scope, String keyFunctionClass,
             IdempotencyMode mode, String retention, String lease, int maxAttempts, Returns returns,
             boolean messageParameter, boolean processor, boolean transactional, String reactivePersistenceUnit,
             boolean reactiveStateless) {
+        this(description, channels, scope, keyFunctionClass, mode, retention, lease, maxAttempts, returns,
+                messageParameter, processor, transactional, reactivePersistenceUnit, reactiveStateless, false);
+    }
+
+    @RecordableConstructor
+    public IdempotentMethodInfo(String description, List<String> channels, String scope, String keyFunctionClass,
+            IdempotencyMode mode, String retention, String lease, int maxAttempts, Returns returns,
+            boolean messageParameter, boolean processor, boolean transactional, String reactivePersistenceUnit,
+            boolean reactiveStateless, boolean onEventLoop) {
+        this.onEventLoop = onEventLoop;
         this.reactivePersistenceUnit = reactivePersistenceUnit;
         this.reactiveStateless = reactiveStateless;
         this.description = description;
@@ -143,5 +153,10 @@ public final class IdempotentMethodInfo {
     /** @return whether the method runs in a Hibernate Reactive transaction it starts ({@code @WithTransaction}) */
     public boolean isReactiveTransactional() {
         return !reactivePersistenceUnit.isEmpty();
+    }
+
+    /** @return whether the method runs on the event loop in lease mode (asynchronous, not {@code @Blocking}) */
+    public boolean isOnEventLoop() {
+        return onEventLoop;
     }
 }

@@ -35,7 +35,8 @@ public final class IdempotentMethods {
 
     IdempotentMethods(List<IdempotentMethodInfo> infos, Map<String, String> connectors,
             Map<String, Redelivery> redeliveries, IdempotencyConfig config, boolean storeJoinsTransactions,
-            boolean storeCommitsAsynchronously, boolean storeWritesInSessions, boolean storeNeverBlocks) {
+            boolean storeCommitsAsynchronously, boolean storeWritesInSessions, boolean storeNeverBlocks,
+            NonBlockingStore nonBlocking) {
         this.plans = new MethodPlan[infos.size()];
         this.connectors = Map.copyOf(connectors);
         this.redeliveries = Map.copyOf(redeliveries);
@@ -70,6 +71,15 @@ public final class IdempotentMethods {
                             + " (@WithTransaction) on its event loop, but " + refusal);
                 }
             }
+            if (info.isOnEventLoop()) {
+                String refusal = eventLoopRefusal(info, redeliveries, nonBlocking);
+                if (refusal != null) {
+                    throw new IllegalStateException(info.getDescription() + " returns "
+                            + (info.getReturns() == IdempotentMethodInfo.Returns.UNI ? "Uni" : "CompletionStage") + " without"
+                            + " @Blocking, so it runs on the event loop, where its store calls must not block, but "
+                            + refusal);
+                }
+            }
             if (!info.getScope().isEmpty() && !policies.containsKey(info.getScope())) {
                 policies.put(info.getScope(), policies.get(info.getChannels().get(0)));
             }
@@ -80,7 +90,7 @@ public final class IdempotentMethods {
                     info.isMessageParameter(), info.isProcessor(), info.isTransactional(),
                     mode == IdempotencyMode.LEASE && info.isTransactional() && storeJoinsTransactions,
                     info.isReactiveTransactional() ? info.getReactivePersistenceUnit() : null,
-                    info.isReactiveStateless());
+                    info.isReactiveStateless(), info.isOnEventLoop());
             allChannels.addAll(info.getChannels());
             if (info.isProcessor()) {
                 processors.addAll(info.getChannels());
@@ -184,6 +194,19 @@ public final class IdempotentMethods {
             }
         }
         return null;
+    }
+
+    // Why a method on the event loop cannot make its store calls there, or null when it can.
+    private static String eventLoopRefusal(IdempotentMethodInfo info, Map<String, Redelivery> redeliveries,
+            NonBlockingStore nonBlocking) {
+        for (String channel : info.getChannels()) {
+            if (redeliveries.get(channel) == Redelivery.IN_PLACE) {
+                return "its channel " + channel + " retries failed deliveries in place (Kafka), waiting on the"
+                        + " handler's thread, which an event loop must not do; annotate the method with @Blocking";
+            }
+        }
+        String unavailable = nonBlocking.unavailable();
+        return unavailable == null ? null : unavailable + "; or annotate the method with @Blocking";
     }
 
     private static IdempotencyMode mode(IdempotentMethodInfo info, boolean storeJoinsTransactions) {

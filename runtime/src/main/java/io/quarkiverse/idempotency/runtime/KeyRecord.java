@@ -4,6 +4,7 @@ import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
+import io.smallrye.mutiny.Uni;
 
 /**
  * One delivery's key as the store holds it: every call the delivery makes on the store, with the key, the claim's
@@ -61,6 +62,31 @@ final class KeyRecord {
         if (lease != null) {
             lease.reportIfLapsed();
         }
+    }
+
+    // The same calls, made without blocking (a method on the event loop).
+
+    Uni<Claim> claim(ReactiveKeys keys) {
+        return keys.claim(key, token(), policy.lease(), policy.retention(), facts);
+    }
+
+    Uni<Integer> countFailure(ReactiveKeys keys, String failure) {
+        return keys.recordFailure(key, token(), failure, policy.retry().maxAttempts(), policy.retention());
+    }
+
+    Uni<Boolean> confirm(ReactiveKeys keys) {
+        reportLapse();
+        return keys.confirm(key, token(), policy.retention());
+    }
+
+    /** {@link #release()} without blocking: completes once the store answered, and never fails. */
+    Uni<Void> release(ReactiveKeys keys) {
+        return keys.release(key, token()).onFailure().recoverWithNull().replaceWithVoid();
+    }
+
+    /** {@link #releaseQuietly()} without blocking: completes once the store answered, and never fails. */
+    Uni<Void> releaseQuietly(ReactiveKeys keys) {
+        return lease != null ? release(keys) : Uni.createFrom().voidItem();
     }
 
     /** Starts renewing the claim's lease while the handler runs. */

@@ -29,6 +29,7 @@ public final class MethodPlan {
     private final boolean confirmsInTransaction;
     private final String persistenceUnit;
     private final boolean statelessSession;
+    private final boolean onEventLoop;
     private volatile boolean keysApart;
 
     /**
@@ -64,6 +65,22 @@ public final class MethodPlan {
             IdempotencyMode mode, Map<String, DeliveryPolicy> policies, IdempotentMethodInfo.Returns returns,
             boolean messageParameter, boolean processor, boolean transactional, boolean confirmsInTransaction,
             String persistenceUnit, boolean statelessSession) {
+        this(description, singleChannel, scope, keyFunction, mode, policies, returns, messageParameter, processor,
+                transactional, confirmsInTransaction, persistenceUnit, statelessSession, false);
+    }
+
+    /**
+     * {@link #MethodPlan(String, String, String, KeyFunction, IdempotencyMode, Map, IdempotentMethodInfo.Returns,
+     * boolean, boolean, boolean, boolean, String, boolean)} of a method that may run on the event loop.
+     *
+     * @param onEventLoop whether the method returns {@code Uni} or {@code CompletionStage} without {@code @Blocking} or a
+     *        reactive transaction: its lease-mode store calls are then made without blocking ({@link ReactiveKeys})
+     */
+    public MethodPlan(String description, String singleChannel, String scope, KeyFunction<Object> keyFunction,
+            IdempotencyMode mode, Map<String, DeliveryPolicy> policies, IdempotentMethodInfo.Returns returns,
+            boolean messageParameter, boolean processor, boolean transactional, boolean confirmsInTransaction,
+            String persistenceUnit, boolean statelessSession, boolean onEventLoop) {
+        this.onEventLoop = onEventLoop;
         this.persistenceUnit = persistenceUnit;
         this.statelessSession = statelessSession;
         this.description = description;
@@ -102,6 +119,14 @@ public final class MethodPlan {
      */
     public boolean inReactiveTransaction() {
         return persistenceUnit != null && mode == IdempotencyMode.IN_TRANSACTION;
+    }
+
+    /**
+     * @return whether the method may run on the event loop (asynchronous, not {@code @Blocking}, no reactive
+     *         transaction): its delivery calls the store without blocking when it does
+     */
+    public boolean onEventLoop() {
+        return onEventLoop;
     }
 
     /** @return the persistence unit of the method's reactive transaction */

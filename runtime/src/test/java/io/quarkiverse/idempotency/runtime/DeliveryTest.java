@@ -79,8 +79,10 @@ class DeliveryTest {
     Delivery delivery(IdempotencyMode mode, DeliveryPolicy policy, Arrival arrival, ScopedKey previousKey) {
         MethodPlan plan = new MethodPlan("Payments#charge", "payments", null, (p, m) -> "p-1", mode,
                 Map.of("payments", policy), IdempotentMethodInfo.Returns.SYNC, false, false, false, false);
+        // the scripted store's calls, also made "without blocking" (answered at once), for the event loop's paths
+        NonBlockingStore nonBlocking = new NonBlockingStore(store, List.of(ReactiveKeys::answeredAtOnce));
         DeliveryContext context = new DeliveryContext(store, events, renewer, null, new ClaimTokens("worker"),
-                Duration.ofMillis(500), new LocalHolders());
+                Duration.ofMillis(500), new LocalHolders(), nonBlocking);
         return new Delivery(context, plan, "payments", KEY, Metadata.empty(), arrival, previousKey);
     }
 
@@ -467,6 +469,117 @@ class DeliveryTest {
         DeliveryPolicy policy = new DeliveryPolicy(Duration.ofHours(24), Duration.ofSeconds(30), RETRY, false,
                 onMismatch);
         return delivery(IdempotencyMode.LEASE, policy, new Arrival(facts, null, List.of()), null);
+    }
+
+    // ---- a method on the event loop: the same transitions, each store call made without blocking
+
+    @Test
+    void onTheEventLoopANewKeyIsClaimedOnALeaseThenConfirmed() {
+        Delivery d = lease();
+        assertTrue(d.callsWithoutBlocking());
+        assertTrue(d.claimWithoutBlocking().await().indefinitely());
+        assertEquals(DeliveryState.CLAIMED, d.state());
+        assertTrue(renewer.tracking(KEY));
+        d.succeededWithoutBlocking().await().indefinitely();
+        assertEquals(DeliveryState.HANDLED, d.state());
+        assertFalse(renewer.tracking(KEY));
+        assertEquals(List.of("claim", "confirm"), store.calls);
+        assertEquals(List.of("claimAnswered", "ended:HANDLED"), events.seen);
+    }
+
+    @Test
+    void onTheEventLoopAnExpiredClaimIsTakenOverOnceTheDeadOwnersAttemptIsCounted() {
+        store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 1));
+        store.counts.add(2);
+        store.claims.add(Claim.claimed(ClaimResult.NEW, 2));
+        Delivery d = lease();
+        assertTrue(d.claimWithoutBlocking().await().indefinitely());
+        assertEquals(2, d.failedBefore());
+        assertEquals(List.of("claim", "recordFailure", "claim"), store.calls);
+        assertEquals(List.of("claimAnswered", "tookOver", "claimAnswered"), events.seen);
+    }
+
+    @Test
+    void onTheEventLoopATakeoverThatSpendsTheBudgetIsDeadLetteredWithoutRunning() {
+        store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 2));
+        store.counts.add(3);
+        Delivery d = lease();
+        AttemptsExhaustedException spent = assertThrows(AttemptsExhaustedException.class,
+                () -> d.claimWithoutBlocking().await().indefinitely());
+        assertEquals(3, spent.attempts());
+        assertEquals(DeliveryState.DEAD_LETTERED, d.state());
+    }
+
+    @Test
+    void onTheEventLoopAStoreFailingToClaimOrToCountTheDeadOwnersAttemptIsAStoreFailure() {
+        store.failing.add("claim");
+        Delivery d = lease();
+        assertThrows(StoreUnavailableException.class, () -> d.claimWithoutBlocking().await().indefinitely());
+        assertEquals(DeliveryState.STORE_FAILED, d.state());
+
+        store.failing.clear();
+        store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 0));
+        store.failing.add("recordFailure");
+        Delivery again = lease();
+        assertThrows(StoreUnavailableException.class, () -> again.claimWithoutBlocking().await().indefinitely());
+        assertEquals(DeliveryState.STORE_FAILED, again.state());
+    }
+
+    @Test
+    void onTheEventLoopAFailedAttemptIsCountedThenTheLastOneDeadLettered() {
+        Delivery d = lease();
+        d.claimWithoutBlocking().await().indefinitely();
+        store.counts.add(1);
+        HandlerFailedException retry = assertInstanceOf(HandlerFailedException.class,
+                d.failedWithoutBlocking(new IllegalStateException("declined")).await().indefinitely());
+        assertEquals(1, retry.attempt());
+        assertEquals(DeliveryState.RETRYING, d.state());
+
+        Delivery last = lease();
+        last.claimWithoutBlocking().await().indefinitely();
+        store.counts.add(3);
+        assertInstanceOf(AttemptsExhaustedException.class,
+                last.failedWithoutBlocking(new IllegalStateException("declined")).await().indefinitely());
+        assertEquals(DeliveryState.DEAD_LETTERED, last.state());
+    }
+
+    @Test
+    void onTheEventLoopAStoreFailingToCountIsRequeuedAndTheClaimReleased() {
+        Delivery d = lease();
+        d.claimWithoutBlocking().await().indefinitely();
+        store.failing.add("recordFailure");
+        IdempotencyException answer = d.failedWithoutBlocking(new IllegalStateException("declined")).await()
+                .indefinitely();
+        assertInstanceOf(StoreUnavailableException.class, answer);
+        assertTrue(answer.requeue(), "never dead-lettered on a guess");
+        assertEquals(List.of("claim", "recordFailure", "release"), store.calls);
+    }
+
+    @Test
+    void onTheEventLoopAConfirmTheStoreCannotMakeLeavesTheWorkAckedButUnconfirmed() {
+        Delivery d = lease();
+        d.claimWithoutBlocking().await().indefinitely();
+        store.failing.add("confirm");
+        d.succeededWithoutBlocking().await().indefinitely();
+        assertEquals(DeliveryState.UNCONFIRMED, d.state());
+        assertNull(d.answer());
+    }
+
+    @Test
+    void onTheEventLoopAKeyConfirmedInItsOtherFormIsADuplicateAndConfirmedInItsCurrentOne() {
+        store.peeks.add(Claim.done(new MessageFacts("m-1", "fp-A"), Duration.ofHours(2)));
+        Delivery d = changingForm();
+        assertFalse(d.claimWithoutBlocking().await().indefinitely());
+        assertEquals(DeliveryState.DUPLICATE, d.state());
+        assertEquals(List.of("claim", "peek:" + OTHER_FORM, "confirm"), store.calls);
+    }
+
+    @Test
+    void onTheEventLoopAKeyDeadLetteredInItsOtherFormKeepsThatAnswer() {
+        store.peeks.add(Claim.deadLettered(3, "boom"));
+        Delivery d = changingForm();
+        assertThrows(AttemptsExhaustedException.class, () -> d.claimWithoutBlocking().await().indefinitely());
+        assertEquals(List.of("claim", "peek:" + OTHER_FORM, "release"), store.calls);
     }
 
     // ---- while the key storage changes: the key's other form

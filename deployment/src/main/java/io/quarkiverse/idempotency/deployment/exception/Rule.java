@@ -24,10 +24,14 @@ public enum Rule {
             + " confirmed inside its transaction",
             "take the payload and return void or a value (it runs on a worker"
                     + " thread), or drop @Transactional and open the transaction inside the method"),
-    EVENT_LOOP("@Idempotent method returns %s and would run on the event loop, where the store's blocking calls are"
-            + " not allowed",
-            "annotate it with @Blocking (or @RunOnVirtualThread), or, for Hibernate Reactive, with @WithTransaction"
-                    + " (its key is then written in its transaction, without blocking)"),
+    EVENT_LOOP("@Idempotent method returns %s and would run on the event loop, but it takes the Message or has"
+            + " @Outgoing, whose outcome only a blocking method's delivery follows",
+            "annotate it with @Blocking (or @RunOnVirtualThread), or take the payload and emit nothing"),
+    EVENT_LOOP_STORE("@Idempotent method returns %s without @Blocking, so it runs on the event loop, where the store's"
+            + " calls must not block; the database store makes them without blocking only through the reactive"
+            + " PostgreSQL client, which the application does not have",
+            "add io.quarkus:quarkus-reactive-pg-client (with quarkus.datasource.reactive.url), annotate the method with"
+                    + " @Blocking (or @RunOnVirtualThread), or, for Hibernate Reactive, with @WithTransaction"),
     NON_BLOCKING("@Idempotent method is @NonBlocking, where the store's blocking calls are not allowed",
             "remove @NonBlocking"),
     TRANSACTIONAL_PROCESSOR("@Idempotent processor is @Transactional: its transaction commits before its output is"

@@ -7,6 +7,7 @@ import java.util.List;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.Message;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.spec.JavaArchive;
 import org.junit.jupiter.api.Test;
@@ -50,8 +51,8 @@ class AllErrorsAtOnceTest {
 
         @Incoming("b")
         @Idempotent
-        public Uni<Void> second(String payload) {
-            return Uni.createFrom().voidItem();
+        public Uni<Void> second(Message<String> message) {
+            return Uni.createFrom().completionStage(message::ack);
         }
     }
 }

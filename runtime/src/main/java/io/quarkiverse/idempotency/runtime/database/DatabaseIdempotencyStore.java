@@ -608,8 +608,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     @Override
     public int recordFailure(ScopedKey key, String token, String failure, int maxAttempts, Duration retention) {
         String id = StorageKeys.of(key);
-        String reason = failure == null ? null
-                : failure.length() <= FAILURE_LENGTH ? failure : failure.substring(0, FAILURE_LENGTH);
+        String reason = reason(failure);
         boolean partitioned = this.partitioned;
         if (partitioned) {
             partitions.cover(retention);
@@ -637,6 +636,11 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
             }
         }, "Could not count a failed attempt of key '" + key + "'")),
                 () -> recordFailure(key, token, failure, maxAttempts, retention));
+    }
+
+    /** @return a failure as the {@code last_failure} column keeps it: its first {@value #FAILURE_LENGTH} characters */
+    static String reason(String failure) {
+        return failure == null || failure.length() <= FAILURE_LENGTH ? failure : failure.substring(0, FAILURE_LENGTH);
     }
 
     @Override

@@ -1,0 +1,35 @@
+package io.quarkiverse.idempotency.runtime;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+
+/**
+ * Brings a result back to the message's Vert.x context, where the method runs (its context locals, its request
+ * context): at once when the result arrives there already, as the reactive client's results usually do, else through
+ * the context's queue.
+ */
+final class OnContext {
+
+    private OnContext() {
+    }
+
+    static <T> Uni<T> resume(Uni<T> uni, Context context) {
+        if (context == null) {
+            return uni;
+        }
+        return Uni.createFrom().emitter(emitter -> uni.subscribe().with(item -> {
+            if (Vertx.currentContext() == context) {
+                emitter.complete(item);
+            } else {
+                context.runOnContext(ignored -> emitter.complete(item));
+            }
+        }, failure -> {
+            if (Vertx.currentContext() == context) {
+                emitter.fail(failure);
+            } else {
+                context.runOnContext(ignored -> emitter.fail(failure));
+            }
+        }));
+    }
+}
