@@ -53,6 +53,8 @@ public class Benchmark implements QuarkusApplication {
     static final int PLAIN_REACTIVE = 12;
     static final int IDEMPOTENT_REACTIVE = 13;
     static final int HAND_WRITTEN_REACTIVE = 14;
+    static final int PLAIN_EVENT_LOOP = 15;
+    static final int IDEMPOTENT_EVENT_LOOP = 16;
     static final List<String> ONLY = System.getProperty("bench.only") == null ? null
             : List.of(System.getProperty("bench.only").split(","));
     /** the flat-out purge's batch: the extension's default batch size */
@@ -123,7 +125,9 @@ public class Benchmark implements QuarkusApplication {
                 new Kind("idempotent-flush", () -> consumers.idempotentFlush.get()),
                 new Kind("plain-reactive", () -> reactive.plain.get()),
                 new Kind("idempotent-reactive", () -> reactive.idempotent.get()),
-                new Kind("hand-written-reactive", () -> reactive.handWritten.get()));
+                new Kind("hand-written-reactive", () -> reactive.handWritten.get()),
+                new Kind("plain-eventloop", () -> reactive.plainEventLoop.get()),
+                new Kind("idempotent-eventloop", () -> reactive.idempotentEventLoop.get()));
         for (Kind kind : kinds) {
             purgeQueue("bench-" + kind.channel());
         }
@@ -217,6 +221,10 @@ public class Benchmark implements QuarkusApplication {
                 bestRuns[PLAIN_REACTIVE].rate(), bestRuns[IDEMPOTENT_REACTIVE].rate(), overheadReactive,
                 bestRuns[HAND_WRITTEN_REACTIVE].rate(),
                 bestRuns[HAND_WRITTEN_REACTIVE].rate() / bestRuns[PLAIN_REACTIVE].rate());
+        double overheadEventLoop = bestRuns[IDEMPOTENT_EVENT_LOOP].rate() / bestRuns[PLAIN_EVENT_LOOP].rate();
+        System.out.printf("   on the event loop without a transaction (the reactive client, lease mode): plain %.0f msg/s,"
+                + " @Idempotent %.0f msg/s (ratio %.2f)%n", bestRuns[PLAIN_EVENT_LOOP].rate(),
+                bestRuns[IDEMPOTENT_EVENT_LOOP].rate(), overheadEventLoop);
         double peerBest = 0;
         for (int k = FIRST_PEER; k < FLUSH; k++) {
             double ratio = bestRuns[k].rate() / plain;
@@ -264,11 +272,11 @@ public class Benchmark implements QuarkusApplication {
         System.out.printf(java.util.Locale.ROOT,
                 "BENCH overhead=%.2f overhead_best=%.2f overhead_nontx=%.2f duplicates=%.2f store=%.2f memory_ns=%.0f"
                         + " purge_rows_s=%.0f purge_impact=%.2f recovery_s=%.1f peer_best=%.2f vs_peer=%.2f claims_per_commit=%.1f overhead_flush=%.2f flush_floor=%.2f"
-                        + " overhead_reactive=%.2f reactive_floor=%.2f%n",
+                        + " overhead_reactive=%.2f reactive_floor=%.2f overhead_eventloop=%.2f%n",
                 overhead, overheadBest, overheadNoTransaction, duplicates / idempotent, store[0] / store[1], memoryNs,
                 purged[0], purged[1] / purged[2], recovery.seconds(), peerBest, overhead / peerBest, claimsPerBatch,
                 overheadFlush, flushFloor, overheadReactive,
-                bestRuns[HAND_WRITTEN_REACTIVE].rate() / bestRuns[PLAIN_REACTIVE].rate());
+                bestRuns[HAND_WRITTEN_REACTIVE].rate() / bestRuns[PLAIN_REACTIVE].rate(), overheadEventLoop);
         rabbit.close();
         return 0;
     }

@@ -3,6 +3,7 @@ package io.quarkiverse.idempotency.benchmark;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
+import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.reactive.messaging.Incoming;
@@ -14,13 +15,18 @@ import io.quarkus.hibernate.reactive.panache.Panache;
 import io.quarkus.hibernate.reactive.panache.common.WithTransaction;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMetadata;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Tuple;
 
 /**
  * The reactive consumers: the same one insert, with Hibernate Reactive on the event loop; without idempotency, with the
- * extension, and with the extension's statement written by hand (the floor).
+ * extension, and with the extension's statement written by hand (the floor). And the same insert through the reactive
+ * client without a transaction, on the event loop, without and with the extension (its lease mode there).
  */
 @Singleton
 public class ReactiveConsumers {
+
+    private static final String INSERT = "INSERT INTO bench_reactive_row (consumer, payload) VALUES ($1, $2)";
 
     private static final String CLAIM_IN_TRANSACTION = RecordStatements.claimInTransaction("idempotency_record");
     private static final long RETENTION = Duration.ofHours(24).toMillis();
@@ -28,6 +34,28 @@ public class ReactiveConsumers {
     final AtomicLong plain = new AtomicLong();
     final AtomicLong idempotent = new AtomicLong();
     final AtomicLong handWritten = new AtomicLong();
+    final AtomicLong plainEventLoop = new AtomicLong();
+    final AtomicLong idempotentEventLoop = new AtomicLong();
+
+    @Inject
+    Pool client;
+
+    /** No transaction, on the event loop: the insert through the reactive client commits by itself. */
+    @Incoming("plain-eventloop")
+    Uni<Void> plainEventLoop(String payload) {
+        return insertOnItsOwn("plain-eventloop", payload).invoke(plainEventLoop::incrementAndGet);
+    }
+
+    /** The same with the extension: lease mode on the event loop, claim and confirm through the reactive client. */
+    @Incoming("idempotent-eventloop")
+    @Idempotent
+    Uni<Void> idempotentEventLoop(String payload) {
+        return insertOnItsOwn("idempotent-eventloop", payload).invoke(idempotentEventLoop::incrementAndGet);
+    }
+
+    private Uni<Void> insertOnItsOwn(String consumer, String payload) {
+        return client.preparedQuery(INSERT).execute(Tuple.of(consumer, payload)).replaceWithVoid();
+    }
 
     @Incoming("plain-reactive")
     @WithTransaction

@@ -97,7 +97,6 @@ record MethodFacts(MethodInfo method, List<String> channels, boolean inaccessibl
         return stateless != null && stateless.asBoolean();
     }
 
-    /** @return whether it (or its class) is {@code @WithTransaction}: it runs in a Hibernate Reactive transaction */
     /**
      * @return whether the method runs on the event loop in lease mode: it returns {@code Uni} or
      *         {@code CompletionStage} without {@code @Blocking} and without a Hibernate Reactive transaction
@@ -106,6 +105,7 @@ record MethodFacts(MethodInfo method, List<String> channels, boolean inaccessibl
         return returns != Returns.SYNC && !blocking && !reactiveTransactional();
     }
 
+    /** @return whether it (or its class) is {@code @WithTransaction}: it runs in a Hibernate Reactive transaction */
     boolean reactiveTransactional() {
         return !reactiveUnit.isEmpty();
     }

@@ -2,12 +2,16 @@ package io.quarkiverse.idempotency.reactive;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 import jakarta.inject.Inject;
@@ -26,8 +30,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import com.rabbitmq.client.GetResponse;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkiverse.idempotency.Claim;
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.MessageFacts;
+import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.NonBlockingStore;
+import io.quarkiverse.idempotency.runtime.ReactiveKeys;
+import io.quarkiverse.idempotency.runtime.database.PoolKeys;
 import io.quarkiverse.idempotency.testing.LogCapture;
 import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.mutiny.Uni;
 
 /**
  * A Hibernate Reactive consumer ({@code @WithTransaction}, returning {@code Uni}, on the event loop) on the real
@@ -59,6 +71,9 @@ class ReactivePaymentsTest {
 
     @Inject
     MeterRegistry registry;
+
+    @Inject
+    NonBlockingStore nonBlocking;
 
     @BeforeAll
     static void connect() {
@@ -221,6 +236,49 @@ class ReactivePaymentsTest {
         GetResponse again = await().atMost(WAIT).until(() -> broker.nextDeadLetter(Broker.LEASE), d -> d != null);
         assertEquals("m-l4-again", again.getProps().getMessageId());
         assertEquals(3, attempts.of("L-4"), "a dead-lettered key stays dead-lettered");
+    }
+
+    @Test
+    @Order(10)
+    void claimsAndConfirmsSentAtOnceShareStatementsWithAnAnswerEach() {
+        ReactiveKeys keys = nonBlocking.keys();
+        PoolKeys pool = assertInstanceOf(PoolKeys.class, keys, "the database store's calls through the reactive client");
+        long[] before = pool.batchStatistics();
+        Duration lease = Duration.ofSeconds(30);
+        Duration retention = Duration.ofHours(1);
+        List<Uni<Claim>> claims = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            // B-0 asked twice at once: one claim takes it, the other is told it is busy
+            String key = i == 39 ? "B-0" : "B-" + i;
+            MessageFacts facts = i % 2 == 0 ? new MessageFacts("m-" + i, "fp-" + i) : MessageFacts.NONE;
+            claims.add(keys.claim(new ScopedKey("batch", key), "token-" + i, lease, retention, facts));
+        }
+        List<Claim> answers = Uni.join().all(claims).andFailFast().await().atMost(WAIT);
+        for (int i = 0; i < 39; i++) {
+            assertEquals(ClaimResult.NEW, answers.get(i).result(), "B-" + i);
+        }
+        assertEquals(ClaimResult.BUSY, answers.get(39).result(), "the second claim of B-0 at once");
+        long[] after = pool.batchStatistics();
+        long statements = after[0] - before[0];
+        long claimed = after[1] - before[1];
+        assertEquals(40, claimed);
+        assertTrue(statements < claimed, statements + " statements for 40 claims sent at once: none shared");
+
+        List<Uni<Boolean>> confirms = new ArrayList<>();
+        for (int i = 0; i < 39; i++) {
+            confirms.add(keys.confirm(new ScopedKey("batch", "B-" + i), "token-" + i, retention));
+        }
+        confirms.add(keys.confirm(new ScopedKey("batch", "B-1"), "not-its-token", retention));
+        List<Boolean> confirmed = Uni.join().all(confirms).andFailFast().await().atMost(WAIT);
+        assertEquals(Collections.nCopies(39, true), confirmed.subList(0, 39));
+        assertFalse(confirmed.get(39), "a confirm is fenced by its claim's token");
+        long[] last = pool.batchStatistics();
+        assertTrue(last[2] - after[2] < last[3] - after[3], "confirms sent at once share statements");
+
+        Claim again = keys.claim(new ScopedKey("batch", "B-2"), "token-x", lease, retention, MessageFacts.NONE)
+                .await().atMost(WAIT);
+        assertEquals(ClaimResult.DONE, again.result());
+        assertEquals(new MessageFacts("m-2", "fp-2"), again.seen(), "the facts written by the batch");
     }
 
     @Test

@@ -126,7 +126,16 @@ public final class Delivery implements DeliveryView {
             return Uni.createFrom().item(claim);
         }).chain(claim -> claim.result() == ClaimResult.NEW && previousKey != null ? underPreviousForm(keys, claim)
                 : Uni.createFrom().item(claim))
-                .map(this::claimedOnLease);
+                .chain(claim -> {
+                    synchronized (this) {
+                        if (state.ended()) {
+                            // abandoned while its claim was on its way: a claim it got is given up, not held
+                            boolean held = claim.result() == ClaimResult.NEW || claim.result() == ClaimResult.TAKEN_OVER;
+                            return held ? record.release(keys).replaceWith(false) : Uni.createFrom().item(false);
+                        }
+                        return Uni.createFrom().item(claimedOnLease(claim));
+                    }
+                });
     }
 
     /** @return whether this delivery's store calls can be made without blocking ({@link #claimWithoutBlocking()}) */
@@ -412,6 +421,13 @@ public final class Delivery implements DeliveryView {
      * once the outcome is settled, or fails as {@link #succeeded()} throws.
      */
     Uni<Void> succeededWithoutBlocking() {
+        if (state == DeliveryState.AWAITING_OUTPUT_ACK || state == DeliveryState.ROLLED_BACK || committedAsynchronously) {
+            // store calls of shapes the build keeps off the event loop: made on a worker thread all the same
+            return Blocking.call(() -> {
+                succeeded();
+                return null;
+            });
+        }
         if (state != DeliveryState.CLAIMED) {
             return Uni.createFrom().item(() -> {
                 succeeded(); // no store call: the delivery ended, or its key is confirmed
@@ -421,6 +437,9 @@ public final class Delivery implements DeliveryView {
         record.letGo();
         return record.confirm(context.nonBlocking().keys()).onItemOrFailure().transform((confirmed, e) -> {
             synchronized (this) {
+                if (state.ended()) {
+                    return null; // abandoned meanwhile: it ended once, as that
+                }
                 if (e != null) {
                     end(DeliveryState.UNCONFIRMED, null, e);
                 } else {
@@ -483,11 +502,15 @@ public final class Delivery implements DeliveryView {
             }
         }
         return record.countFailure(keys, String.valueOf(failure)).onItemOrFailure().transformToUni((counted, e) -> {
-            if (e != null) {
-                StoreUnavailableException unavailable = storeFailed("count a failed attempt of", e);
-                return record.releaseQuietly(keys).replaceWith(unavailable);
-            }
             synchronized (this) {
+                if (state.ended()) {
+                    // abandoned meanwhile: it ended once, as that
+                    return Uni.createFrom().item(answer != null ? answer : notCounted(failure));
+                }
+                if (e != null) {
+                    StoreUnavailableException unavailable = storeFailed("count a failed attempt of", e);
+                    return record.releaseQuietly(keys).replaceWith(unavailable);
+                }
                 return Uni.createFrom().item(failureCounted(counted, failure));
             }
         });

@@ -92,14 +92,15 @@ public class IdempotencyInterceptor {
             if (!run) {
                 return Uni.createFrom().nullItem();
             }
-            return attempt(ic).onItemOrFailure().transformToUni((item, failure) -> failure != null
+            // settled back on the message's context, wherever the method's stage completed
+            return OnContext.resume(attempt(ic).onItemOrFailure().transformToUni((item, failure) -> failure != null
                     ? delivery.failedWithoutBlocking(failure).onItem().transformToUni(e -> Uni.createFrom().failure(e))
                     : delivery.succeededWithoutBlocking().map(ignored -> {
                         if (delivery.state() == DeliveryState.HANDLED) {
                             inbound.handled();
                         }
                         return item;
-                    }));
+                    })), context);
         }).onCancellation().invoke(delivery::abandoned);
     }
 

@@ -20,7 +20,8 @@ final class KeyRecord {
     private final DeliveryContext context;
     private final MessageFacts facts;
     private String token;
-    private Lease lease;
+    /** Set on the thread that claims, read by the one that ends the delivery (an event loop's callbacks may differ). */
+    private volatile Lease lease;
 
     KeyRecord(DeliveryContext context, ScopedKey key, DeliveryPolicy policy, MessageFacts facts) {
         this.store = context.store();

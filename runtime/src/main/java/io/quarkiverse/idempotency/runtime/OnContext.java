@@ -1,6 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.Cancellable;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 
@@ -18,18 +19,22 @@ final class OnContext {
         if (context == null) {
             return uni;
         }
-        return Uni.createFrom().emitter(emitter -> uni.subscribe().with(item -> {
-            if (Vertx.currentContext() == context) {
-                emitter.complete(item);
-            } else {
-                context.runOnContext(ignored -> emitter.complete(item));
-            }
-        }, failure -> {
-            if (Vertx.currentContext() == context) {
-                emitter.fail(failure);
-            } else {
-                context.runOnContext(ignored -> emitter.fail(failure));
-            }
-        }));
+        return Uni.createFrom().emitter(emitter -> {
+            Cancellable upstream = uni.subscribe().with(item -> {
+                if (Vertx.currentContext() == context) {
+                    emitter.complete(item);
+                } else {
+                    context.runOnContext(ignored -> emitter.complete(item));
+                }
+            }, failure -> {
+                if (Vertx.currentContext() == context) {
+                    emitter.fail(failure);
+                } else {
+                    context.runOnContext(ignored -> emitter.fail(failure));
+                }
+            });
+            // a cancelled delivery cancels what it waits for (its claim's answer then never holds the key)
+            emitter.onTermination(upstream::cancel);
+        });
     }
 }

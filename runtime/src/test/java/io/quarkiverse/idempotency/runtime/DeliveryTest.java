@@ -36,6 +36,7 @@ import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.PayloadMismatchException;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.StoreUnavailableException;
+import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
 
 /**
@@ -485,6 +486,17 @@ class DeliveryTest {
         assertFalse(renewer.tracking(KEY));
         assertEquals(List.of("claim", "confirm"), store.calls);
         assertEquals(List.of("claimAnswered", "ended:HANDLED"), events.seen);
+    }
+
+    @Test
+    void onTheEventLoopAClaimAnsweredAfterTheDeliveryWasAbandonedIsGivenUpNotHeld() {
+        Delivery d = lease();
+        Uni<Boolean> claim = d.claimWithoutBlocking(); // sent; its answer arrives after the cancellation
+        d.abandoned();
+        assertFalse(claim.await().indefinitely(), "the handler does not run");
+        assertEquals(DeliveryState.ABANDONED, d.state());
+        assertFalse(renewer.tracking(KEY), "a claim nobody will end is not renewed");
+        assertEquals(List.of("claim", "release"), store.calls);
     }
 
     @Test

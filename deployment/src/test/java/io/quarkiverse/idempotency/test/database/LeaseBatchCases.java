@@ -146,7 +146,10 @@ abstract class LeaseBatchCases {
         assertEquals("1", sql().query("SELECT count(*)::text FROM " + table() + " WHERE scoped_key = 'batch:twice'"));
     }
 
-    /** Confirms of one batch: each claim still its token's is confirmed; one taken over since is not. */
+    /**
+     * Confirms of one batch: each claim still its token's is confirmed; one taken over since is not, even when the claim
+     * that took it over is confirmed in the same batch.
+     */
     @Test
     void confirmsOfOneBatchAreFencedEachByItsToken() throws Exception {
         claimed("c1", "t1");
@@ -159,14 +162,16 @@ abstract class LeaseBatchCases {
         Future<Boolean> c1 = submit(() -> store.confirm(key("c1"), "t1", RETENTION));
         Future<Boolean> c2 = submit(() -> store.confirm(key("c2"), "not-its-token", RETENTION));
         Future<Boolean> c3 = submit(() -> store.confirm(key("c3"), "t3", RETENTION));
-        await().atMost(Duration.ofSeconds(5)).until(() -> store.leaseBatchesWaiting()[1] == 3);
+        Future<Boolean> c1Stale = submit(() -> store.confirm(key("c1"), "taken-over", RETENTION));
+        await().atMost(Duration.ofSeconds(5)).until(() -> store.leaseBatchesWaiting()[1] == 4);
         assertTrue(slow.get());
         assertTrue(c1.get());
         assertFalse(c2.get(), "a claim that is not this token's is not confirmed");
         assertTrue(c3.get());
+        assertFalse(c1Stale.get(), "the key confirmed in the same batch, by the token that holds it, not by this one");
         long[] after = store.leaseBatchStatistics();
         assertEquals(2, after[2] - before[2]);
-        assertEquals(4, after[3] - before[3]);
+        assertEquals(5, after[3] - before[3]);
         assertEquals("CLAIMED", sql().query("SELECT state FROM " + table() + " WHERE scoped_key = 'batch:c2'"));
         assertEquals(ClaimResult.DONE, store.claim(key("c3"), "x", LEASE, RETENTION).result());
     }

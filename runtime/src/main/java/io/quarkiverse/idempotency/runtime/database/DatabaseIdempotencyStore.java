@@ -63,6 +63,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     private final GroupCommit<Boolean, Boolean> flushes = new GroupCommit<>(this::flush, 4096);
     /** Whether the table is partitioned by time, as last read from the database (at startup, and by the health check). */
     private volatile boolean partitioned;
+    private final int leaseBatchSize;
 
     /**
      * @param asynchronousClaimCommit whether a lease-mode claim's commit skips waiting for its WAL flush (see
@@ -96,6 +97,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
      */
     public DatabaseIdempotencyStore(DataSource dataSource, TransactionManager transactions, String table,
             boolean asynchronousClaimCommit, boolean joinsTransactions, PartitionPlan plan, int leaseBatchSize) {
+        this.leaseBatchSize = leaseBatchSize;
         this.table = new KeyTable(dataSource, transactions, table);
         this.joinsTransactions = joinsTransactions;
         this.asynchronousClaimCommit = asynchronousClaimCommit;
@@ -545,20 +547,25 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
             try (PreparedStatement ps = c.prepareStatement(sql.confirmBatch)) {
                 bind(ps, c.createArrayOf("varchar", ids), c.createArrayOf("varchar", tokens),
                         c.createArrayOf("bigint", retentions));
-                Set<String> keys = new HashSet<>();
+                Set<String> claims = new HashSet<>();
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        keys.add(rs.getString(1));
+                        claims.add(confirmedClaim(rs.getString(1), rs.getString(2)));
                     }
                 }
-                return keys;
+                return claims;
             }
         }, "Could not confirm " + n + " keys (" + batch.get(0).key() + ", ...)"));
         List<Boolean> answers = new ArrayList<>(batch.size());
         for (ConfirmRequest request : batch) {
-            answers.add(confirmed.contains(request.id()));
+            answers.add(confirmed.contains(confirmedClaim(request.id(), request.token())));
         }
         return answers;
+    }
+
+    /** @return a claim of a batch of confirms, as its answers are matched: key and token, never the key alone */
+    static String confirmedClaim(String scopedKey, String token) {
+        return scopedKey + '\u0000' + token;
     }
 
     /**
@@ -569,6 +576,11 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         long[] claimed = claims == null ? new long[2] : claims.statistics();
         long[] confirmed = confirms == null ? new long[2] : confirms.statistics();
         return new long[] { claimed[0], claimed[1], confirmed[0], confirmed[1] };
+    }
+
+    /** @return the most lease-mode claims (and, apart, confirms) that share one statement; 1: each on its own */
+    int leaseBatchSize() {
+        return leaseBatchSize;
     }
 
     /** @return how many lease-mode claims, then confirms, wait for their batch now */

@@ -1,6 +1,14 @@
 package io.quarkiverse.idempotency.runtime.database;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
@@ -17,7 +25,8 @@ import io.vertx.mutiny.sqlclient.Tuple;
  * The database store's lease-mode calls through the reactive PostgreSQL client (a Vert.x {@link Pool} on the keys'
  * datasource): the statements {@link DatabaseIdempotencyStore} runs over JDBC, on the same table, each committed on
  * its own, so that a method running on the event loop claims, confirms and counts its attempts without blocking it.
- * Nothing is batched here: the client pipelines the statements of the deliveries in flight on its connections.
+ * As over JDBC, the claims of deliveries running at once share one statement and one commit, and so do their confirms
+ * ({@code quarkus.idempotency.database.lease-batch-size}), without waiting on any thread ({@link AsyncGroupCommit}).
  */
 public final class PoolKeys implements ReactiveKeys {
 
@@ -30,6 +39,10 @@ public final class PoolKeys implements ReactiveKeys {
     private final String recordFailureAfterRollback;
     private final String release;
     private final String peek;
+    private final String claimBatch;
+    private final String confirmBatch;
+    private final AsyncGroupCommit<ClaimRequest, Claim> claims;
+    private final AsyncGroupCommit<ConfirmRequest, Boolean> confirms;
 
     public PoolKeys(DatabaseIdempotencyStore store, Pool pool) {
         this.store = store;
@@ -42,6 +55,20 @@ public final class PoolKeys implements ReactiveKeys {
         this.recordFailureAfterRollback = numbered(sql.recordFailureAfterRollback);
         this.release = numbered(sql.release);
         this.peek = numbered(sql.peek);
+        this.claimBatch = numbered(sql.claimBatch);
+        this.confirmBatch = numbered(sql.confirmBatch);
+        int batchSize = store.leaseBatchSize();
+        this.claims = batchSize > 1 ? new AsyncGroupCommit<>(this::claimAll, batchSize) : null;
+        this.confirms = batchSize > 1 ? new AsyncGroupCommit<>(this::confirmAll, batchSize) : null;
+    }
+
+    /** A lease-mode claim waiting for its batch. */
+    private record ClaimRequest(ScopedKey key, String id, String token, Duration lease, Duration retention,
+            MessageFacts facts) {
+    }
+
+    /** A lease-mode confirm waiting for its batch. */
+    private record ConfirmRequest(String id, String token, Duration retention) {
     }
 
     @Override
@@ -50,19 +77,129 @@ public final class PoolKeys implements ReactiveKeys {
         if (refusal != null) {
             return Uni.createFrom().failure(new IllegalStateException("Cannot claim key '" + key + "': " + refusal));
         }
-        String id = StorageKeys.of(key);
-        return run(claim, id, id, StorageKeys.scopeColumn(key.scope()), token, lease.toMillis(), retention.toMillis(),
-                facts.messageId(), facts.fingerprint(), id).chain(
+        ClaimRequest request = new ClaimRequest(key, StorageKeys.of(key), token, lease, retention, facts);
+        return claims != null ? claims.submit(request) : claimAlone(request);
+    }
+
+    private Uni<Claim> claimAlone(ClaimRequest request) {
+        String id = request.id();
+        return run(claim, id, id, StorageKeys.scopeColumn(request.key().scope()), request.token(),
+                request.lease().toMillis(), request.retention().toMillis(), request.facts().messageId(),
+                request.facts().fingerprint(), id).chain(
                         rows -> rows.size() > 0
-                                ? Uni.createFrom().item(claimOf(rows.iterator().next()))
-                                // a concurrent transaction wrote the key after this statement's snapshot, or holds it
-                                : run(state, id)
-                                        .map(again -> again.size() > 0 ? claimOf(again.iterator().next()) : Claim.BUSY));
+                                ? Uni.createFrom().item(claimOf(rows.iterator().next(), 0))
+                                : lookAgain(id));
+    }
+
+    // A concurrent transaction wrote the key after the claim's snapshot, or holds it: its record, looked at again.
+    private Uni<Claim> lookAgain(String id) {
+        return run(state, id).map(again -> again.size() > 0 ? claimOf(again.iterator().next(), 0) : Claim.BUSY);
+    }
+
+    /**
+     * Claims a batch of keys in one statement and one commit, as {@link DatabaseIdempotencyStore} does: a key asked
+     * twice in the batch is claimed once, the other asker told it is busy.
+     */
+    private Uni<List<Claim>> claimAll(List<ClaimRequest> batch) {
+        if (batch.size() == 1) {
+            return claimAlone(batch.get(0)).map(List::of);
+        }
+        Map<String, ClaimRequest> byKey = new TreeMap<>(); // distinct keys, sorted: one lock order for every batch
+        for (ClaimRequest request : batch) {
+            byKey.putIfAbsent(request.id(), request);
+        }
+        List<ClaimRequest> distinct = new ArrayList<>(byKey.values());
+        int n = distinct.size();
+        String[] ids = new String[n];
+        String[] scopes = new String[n];
+        String[] tokens = new String[n];
+        Long[] leases = new Long[n];
+        Long[] retentions = new Long[n];
+        String[] messageIds = new String[n];
+        String[] fingerprints = new String[n];
+        for (int i = 0; i < n; i++) {
+            ClaimRequest request = distinct.get(i);
+            ids[i] = request.id();
+            scopes[i] = StorageKeys.scopeColumn(request.key().scope());
+            tokens[i] = request.token();
+            leases[i] = request.lease().toMillis();
+            retentions[i] = request.retention().toMillis();
+            messageIds[i] = request.facts().messageId();
+            fingerprints[i] = request.facts().fingerprint();
+        }
+        return run(claimBatch, ids, scopes, tokens, leases, retentions, messageIds, fingerprints).chain(rows -> {
+            Claim[] answers = new Claim[n];
+            for (Row row : rows) {
+                int position = row.getInteger(0) - 1;
+                answers[position] = row.getString(1) == null ? null : claimOf(row, 1);
+            }
+            List<Uni<Claim>> looked = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                looked.add(answers[i] != null ? Uni.createFrom().item(answers[i]) : lookAgain(ids[i]));
+            }
+            return Uni.join().all(looked).andFailFast();
+        }).map(answers -> {
+            Map<String, Claim> byId = new HashMap<>();
+            for (int i = 0; i < n; i++) {
+                byId.put(ids[i], answers.get(i));
+            }
+            List<Claim> result = new ArrayList<>(batch.size());
+            Set<String> answered = new HashSet<>();
+            for (ClaimRequest request : batch) {
+                Claim claim = byId.get(request.id());
+                boolean first = answered.add(request.id());
+                boolean held = claim.result() == ClaimResult.NEW || claim.result() == ClaimResult.TAKEN_OVER;
+                result.add(first || !held ? claim : Claim.busyFor(request.lease()));
+            }
+            return result;
+        });
     }
 
     @Override
     public Uni<Boolean> confirm(ScopedKey key, String token, Duration retention) {
-        return run(confirm, retention.toMillis(), StorageKeys.of(key), token).map(rows -> rows.rowCount() == 1);
+        ConfirmRequest request = new ConfirmRequest(StorageKeys.of(key), token, retention);
+        return confirms != null ? confirms.submit(request) : confirmAlone(request);
+    }
+
+    private Uni<Boolean> confirmAlone(ConfirmRequest request) {
+        return run(confirm, request.retention().toMillis(), request.id(), request.token())
+                .map(rows -> rows.rowCount() == 1);
+    }
+
+    /** Confirms a batch of claims in one statement and one commit, each fenced by its token. */
+    private Uni<List<Boolean>> confirmAll(List<ConfirmRequest> batch) {
+        if (batch.size() == 1) {
+            return confirmAlone(batch.get(0)).map(List::of);
+        }
+        List<ConfirmRequest> sorted = new ArrayList<>(batch);
+        sorted.sort(Comparator.comparing(ConfirmRequest::id));
+        int n = sorted.size();
+        String[] ids = new String[n];
+        String[] tokens = new String[n];
+        Long[] retentions = new Long[n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = sorted.get(i).id();
+            tokens[i] = sorted.get(i).token();
+            retentions[i] = sorted.get(i).retention().toMillis();
+        }
+        return run(confirmBatch, ids, tokens, retentions).map(rows -> {
+            Set<String> confirmed = new HashSet<>();
+            for (Row row : rows) {
+                confirmed.add(DatabaseIdempotencyStore.confirmedClaim(row.getString(0), row.getString(1)));
+            }
+            List<Boolean> answers = new ArrayList<>(batch.size());
+            for (ConfirmRequest request : batch) {
+                answers.add(confirmed.contains(DatabaseIdempotencyStore.confirmedClaim(request.id(), request.token())));
+            }
+            return answers;
+        });
+    }
+
+    /** @return how many batches of claims, then of confirms, were sent and how many requests they held (four counts) */
+    public long[] batchStatistics() {
+        long[] claimed = claims == null ? new long[2] : claims.statistics();
+        long[] confirmed = confirms == null ? new long[2] : confirms.statistics();
+        return new long[] { claimed[0], claimed[1], confirmed[0], confirmed[1] };
     }
 
     @Override
@@ -119,15 +256,16 @@ public final class PoolKeys implements ReactiveKeys {
         return pool.preparedQuery(statement).execute(tuple);
     }
 
-    // A row of the claim, or of its second look: as DatabaseIdempotencyStore reads it over JDBC.
-    private static Claim claimOf(Row row) {
-        ClaimResult result = ClaimResult.valueOf(row.getString(0));
-        Integer attempts = row.getInteger(1);
-        Long leaseLeft = row.getLong(2);
+    // A row of the claim, or of its second look, from the columns after the first `skip` ones: as
+    // DatabaseIdempotencyStore reads it over JDBC.
+    private static Claim claimOf(Row row, int skip) {
+        ClaimResult result = ClaimResult.valueOf(row.getString(skip));
+        Integer attempts = row.getInteger(skip + 1);
+        Long leaseLeft = row.getLong(skip + 2);
         return switch (result) {
             case NEW, TAKEN_OVER -> Claim.claimed(result, attempts == null ? 0 : attempts);
-            case DONE -> done(row, 4);
-            case DEAD_LETTERED -> Claim.deadLettered(attempts == null ? 0 : attempts, row.getString(3));
+            case DONE -> done(row, skip + 4);
+            case DEAD_LETTERED -> Claim.deadLettered(attempts == null ? 0 : attempts, row.getString(skip + 3));
             default -> leaseLeft == null || leaseLeft <= 0 ? Claim.BUSY : Claim.busyFor(Duration.ofMillis(leaseLeft));
         };
     }

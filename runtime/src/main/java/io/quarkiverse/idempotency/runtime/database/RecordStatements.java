@@ -258,15 +258,16 @@ public final class RecordStatements {
      * Confirms several lease-mode claims in one statement, committed together, each fenced by its token as in
      * {@link #confirm}.
      * <p>
-     * Parameters: 1 the scoped keys, 2 their tokens, 3 their retentions (arrays of equal length). Returns the scoped
-     * keys confirmed; a key missing from them was no longer its token's.
+     * Parameters: 1 the scoped keys, 2 their tokens, 3 their retentions (arrays of equal length). Returns the scoped key
+     * and token of each claim confirmed; a claim missing from them was no longer its token's (a key asked twice in one
+     * batch, by a stale claim and by the one that took it over, is confirmed for the latter only).
      */
     public static String confirmBatch(String table) {
         return "UPDATE " + table + " AS r SET state = 'CONFIRMED', recorded_at = now(), lease_until = NULL,"
                 + " expires_at = now() + u.retention_ms" + MS
                 + " FROM unnest(?::varchar[], ?::varchar[], ?::bigint[]) AS u(scoped_key, token, retention_ms)"
                 + " WHERE r.scoped_key = u.scoped_key AND r.state = 'CLAIMED' AND r.claimed_by = u.token"
-                + " RETURNING r.scoped_key";
+                + " RETURNING r.scoped_key, u.token";
     }
 
     /**
