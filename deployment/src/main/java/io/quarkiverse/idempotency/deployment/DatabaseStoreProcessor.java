@@ -20,6 +20,8 @@ import io.quarkiverse.idempotency.runtime.database.DatabaseSchema;
 import io.quarkiverse.idempotency.runtime.database.DatabaseStoreProducer;
 import io.quarkiverse.idempotency.runtime.database.IdempotencyRecord;
 import io.quarkiverse.idempotency.runtime.database.PoolKeysProvider;
+import io.quarkiverse.idempotency.runtime.database.PoolSchema;
+import io.quarkiverse.idempotency.runtime.database.PoolStoreProducer;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem.ValidationErrorBuildItem;
@@ -56,6 +58,11 @@ class DatabaseStoreProcessor {
     @BuildStep
     void entity(SelectedStoreBuildItem store, BuildProducer<AdditionalIndexedClassesBuildItem> indexed,
             BuildProducer<AdditionalBeanBuildItem> beans, BuildProducer<NativeImageResourceBuildItem> resources) {
+        if (store.reactiveClientOnly()) {
+            beans.produce(AdditionalBeanBuildItem.builder().addBeanClasses(PoolStoreProducer.class, PoolSchema.class)
+                    .setUnremovable().build());
+            return;
+        }
         if (!store.database()) {
             return;
         }
@@ -82,7 +89,7 @@ class DatabaseStoreProcessor {
     @BuildStep
     void flywayPlaceholders(IdempotencyBuildTimeConfig config, Capabilities capabilities, SelectedStoreBuildItem store,
             BuildProducer<RunTimeConfigurationDefaultBuildItem> defaults) {
-        if (!store.database() || !capabilities.isPresent(Capability.FLYWAY)) {
+        if (!store.jdbc() || !capabilities.isPresent(Capability.FLYWAY)) {
             return;
         }
         String prefix = config.database().datasource().filter(name -> !DataSourceUtil.isDefault(name))
@@ -123,8 +130,16 @@ class DatabaseStoreProcessor {
                             kindProperty, kind)));
         }
         // keys on a named datasource never share a transaction with other work: the only datasource, or apart
-        if (store.database() && config.database().datasource().filter(n -> !DataSourceUtil.isDefault(n)).isEmpty()) {
+        if (store.jdbc() && config.database().datasource().filter(n -> !DataSourceUtil.isDefault(n)).isEmpty()) {
             multipleLastResources(methods).ifPresent(found::add);
+        }
+        if (store.reactiveClientOnly()) {
+            for (IdempotentMethodsBuildItem.Entry entry : methods.methods()) {
+                if (entry.info().isTransactional() && !entry.info().isReactiveTransactional()) {
+                    found.add(new IdempotencyDefinitionException(Rule.TRANSACTIONAL_WITHOUT_JDBC, entry.method(),
+                            entry.info().getDescription()));
+                }
+            }
         }
         if (store.database()) {
             found.addAll(reactiveOnAnotherDataSource(config, methods));

@@ -84,7 +84,11 @@ class IdempotencyProcessor {
     @BuildStep
     SelectedStoreBuildItem selectStore(IdempotencyBuildTimeConfig config, Capabilities capabilities) {
         boolean orm = capabilities.isPresent(Capability.HIBERNATE_ORM);
-        return new SelectedStoreBuildItem(config.store().orElse(orm ? StoreKind.DATABASE : StoreKind.MEMORY), orm);
+        // Hibernate Reactive brings Hibernate ORM without a JDBC datasource: the store then talks the reactive client
+        boolean reactiveClientOnly = !capabilities.isPresent(Capability.AGROAL)
+                && capabilities.isPresent(Capability.REACTIVE_PG_CLIENT);
+        return new SelectedStoreBuildItem(config.store().orElse(orm ? StoreKind.DATABASE : StoreKind.MEMORY), orm,
+                reactiveClientOnly);
     }
 
     @BuildStep

@@ -1,97 +1,20 @@
 package io.quarkiverse.idempotency.reactive;
 
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.Map;
+import io.quarkiverse.idempotency.testing.RabbitQueues;
 
-import org.awaitility.Awaitility;
-
-import com.rabbitmq.client.AMQP;
-import com.rabbitmq.client.Channel;
-import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.ConnectionFactory;
-import com.rabbitmq.client.GetResponse;
-
-import io.quarkiverse.idempotency.testing.TestServices;
-
-/** The test's own AMQP connection to the real RabbitMQ: publishes payments to a queue, reads its dead letters. */
-public final class Broker implements AutoCloseable {
+/** The test's own AMQP connection to the real RabbitMQ, and the module's queues. */
+public final class Broker extends RabbitQueues {
 
     public static final String REACTIVE = "reactive-payments";
     public static final String BLOCKING = "blocking-payments";
     public static final String LEASE = "lease-payments";
 
-    private final Connection connection;
-    private final Channel channel;
-
     public Broker() {
-        try {
-            ConnectionFactory factory = new ConnectionFactory();
-            factory.setHost(TestServices.rabbitmq().host());
-            factory.setPort(TestServices.rabbitmq().port());
-            factory.setUsername(TestServices.rabbitmq().user());
-            factory.setPassword(TestServices.rabbitmq().password());
-            this.connection = factory.newConnection("idempotency-reactive-it");
-            this.channel = connection.createChannel();
-            channel.confirmSelect();
-        } catch (Exception e) {
-            throw new IllegalStateException("RabbitMQ does not answer", e);
-        }
+        super("idempotency-reactive-it");
     }
 
     /** Waits until the application has declared the queues, then empties them. */
     public void reset() {
-        for (String name : new String[] { REACTIVE, REACTIVE + ".dlq", BLOCKING, BLOCKING + ".dlq", LEASE,
-                LEASE + ".dlq" }) {
-            Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
-                try (Channel c = connection.createChannel()) {
-                    c.queuePurge(name);
-                    return true;
-                }
-            });
-        }
-    }
-
-    /** Publishes a payment straight to a queue, persistent, confirmed by the broker. */
-    public void publish(String queue, String messageId, String json) {
-        AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().contentType("application/json")
-                .messageId(messageId).deliveryMode(2).headers(Map.of()).build();
-        try {
-            synchronized (channel) {
-                channel.basicPublish("", queue, properties, json.getBytes(StandardCharsets.UTF_8));
-                channel.waitForConfirmsOrDie(10_000);
-            }
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** @return the next dead letter of a queue, or {@code null} when there is none */
-    public GetResponse nextDeadLetter(String queue) {
-        try {
-            synchronized (channel) {
-                return channel.basicGet(queue + ".dlq", true);
-            }
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** @return messages ready in a queue (not counting those delivered and not yet acked) */
-    public long ready(String queue) {
-        try (Channel c = connection.createChannel()) {
-            return c.queueDeclarePassive(queue).getMessageCount();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    public static String payment(String orderId, String extra) {
-        return "{\"orderId\": \"" + orderId + "\", \"amountCents\": 1299" + (extra.isEmpty() ? "" : ", " + extra) + "}";
-    }
-
-    @Override
-    public void close() throws Exception {
-        connection.close();
+        purge(REACTIVE, BLOCKING, LEASE);
     }
 }

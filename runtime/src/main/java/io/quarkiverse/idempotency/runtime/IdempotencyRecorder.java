@@ -8,7 +8,7 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
-import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkiverse.idempotency.runtime.database.SqlKeyStore;
 import io.quarkus.arc.SyntheticCreationalContext;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.annotations.Recorder;
@@ -30,7 +30,7 @@ public class IdempotencyRecorder {
                     store.commitsAsynchronously(),
                     // a table partitioned by time (read again at runtime: a migration may partition it) fails each
                     // reactive claim instead (SessionKeys)
-                    store instanceof DatabaseIdempotencyStore,
+                    store instanceof SqlKeyStore,
                     store instanceof InMemoryIdempotencyStore, context.getInjectedReference(NonBlockingStore.class));
         };
     }

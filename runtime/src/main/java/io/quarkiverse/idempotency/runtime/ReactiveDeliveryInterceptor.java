@@ -13,8 +13,8 @@ import io.quarkiverse.idempotency.ClaimLostException;
 import io.quarkiverse.idempotency.HandlerTransactionAbortedException;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.Idempotent;
-import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.runtime.database.SessionKeys;
+import io.quarkiverse.idempotency.runtime.database.SqlKeyStore;
 import io.quarkus.hibernate.reactive.panache.common.runtime.SessionOperations;
 import io.smallrye.mutiny.Uni;
 
@@ -39,7 +39,7 @@ public class ReactiveDeliveryInterceptor {
 
     @Inject
     public ReactiveDeliveryInterceptor(IdempotencyStore store) {
-        this.keys = store instanceof DatabaseIdempotencyStore database ? new SessionKeys(database) : null;
+        this.keys = store instanceof SqlKeyStore database ? new SessionKeys(database) : null;
     }
 
     @AroundInvoke

@@ -106,6 +106,11 @@ public enum Rule {
     DATABASE_WITHOUT_ORM("quarkus.idempotency.store=database requires Quarkus Hibernate ORM",
             "add quarkus-hibernate-orm-panache and a JDBC driver to the project dependencies, or set"
                     + " quarkus.idempotency.store=memory"),
+    TRANSACTIONAL_WITHOUT_JDBC("@Idempotent method %s is @Transactional, but the application reaches its database"
+            + " through the reactive PostgreSQL client only: there is no JTA datasource whose transaction its key could"
+            + " join",
+            "make it a @WithTransaction method returning Uni (Hibernate Reactive), drop @Transactional, or add a JDBC"
+                    + " datasource (quarkus-jdbc-postgresql) and quarkus-hibernate-orm-panache"),
     INVALID_TABLE_NAME("quarkus.idempotency.database.table='%s' is not a valid table name",
             "use letters, digits and underscores, starting with a letter or underscore, optionally qualified by a"
                     + " schema (messaging.idempotency_record), and not a reserved SQL word");

@@ -37,11 +37,10 @@ import io.quarkiverse.idempotency.ScopedKey;
  * waits for) the caller's. In-transaction claims and confirms join the caller's transaction: the datasource hands out
  * the connection enlisted in it.
  */
-public class DatabaseIdempotencyStore implements IdempotencyStore {
+public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
 
     /** How many times an in-transaction claim looks again when the key's holder ended between two statements. */
     static final int IN_TRANSACTION_ROUNDS = 3;
-    private static final int FAILURE_LENGTH = 1000;
 
     /** ON CONFLICT without a unique index matching it: the table was moved to partitions while this ran. */
     private static final String NO_UNIQUE_INDEX = "42P10";
@@ -113,7 +112,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     }
 
     /** @return the statements of the unpartitioned table, for {@link SessionKeys} */
-    RecordStatements statements() {
+    @Override
+    public RecordStatements statements() {
         return sql;
     }
 
@@ -121,7 +121,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
      * @return why keys cannot be written in a Hibernate Reactive handler's transaction ({@link SessionKeys}), or
      *         {@code null} when they can
      */
-    String sessionRefusal() {
+    @Override
+    public String sessionRefusal() {
         return partitioned ? "its idempotency table '" + table.name() + "' is partitioned by time, which keys written"
                 + " by a reactive session do not support yet" : null;
     }
@@ -550,7 +551,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
                 Set<String> claims = new HashSet<>();
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        claims.add(confirmedClaim(rs.getString(1), rs.getString(2)));
+                        claims.add(RecordStatements.confirmedClaim(rs.getString(1), rs.getString(2)));
                     }
                 }
                 return claims;
@@ -558,14 +559,9 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         }, "Could not confirm " + n + " keys (" + batch.get(0).key() + ", ...)"));
         List<Boolean> answers = new ArrayList<>(batch.size());
         for (ConfirmRequest request : batch) {
-            answers.add(confirmed.contains(confirmedClaim(request.id(), request.token())));
+            answers.add(confirmed.contains(RecordStatements.confirmedClaim(request.id(), request.token())));
         }
         return answers;
-    }
-
-    /** @return a claim of a batch of confirms, as its answers are matched: key and token, never the key alone */
-    static String confirmedClaim(String scopedKey, String token) {
-        return scopedKey + '\u0000' + token;
     }
 
     /**
@@ -578,8 +574,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
         return new long[] { claimed[0], claimed[1], confirmed[0], confirmed[1] };
     }
 
-    /** @return the most lease-mode claims (and, apart, confirms) that share one statement; 1: each on its own */
-    int leaseBatchSize() {
+    @Override
+    public int leaseBatchSize() {
         return leaseBatchSize;
     }
 
@@ -620,7 +616,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
     @Override
     public int recordFailure(ScopedKey key, String token, String failure, int maxAttempts, Duration retention) {
         String id = StorageKeys.of(key);
-        String reason = reason(failure);
+        String reason = RecordStatements.reason(failure);
         boolean partitioned = this.partitioned;
         if (partitioned) {
             partitions.cover(retention);
@@ -648,11 +644,6 @@ public class DatabaseIdempotencyStore implements IdempotencyStore {
             }
         }, "Could not count a failed attempt of key '" + key + "'")),
                 () -> recordFailure(key, token, failure, maxAttempts, retention));
-    }
-
-    /** @return a failure as the {@code last_failure} column keeps it: its first {@value #FAILURE_LENGTH} characters */
-    static String reason(String failure) {
-        return failure == null || failure.length() <= FAILURE_LENGTH ? failure : failure.substring(0, FAILURE_LENGTH);
     }
 
     @Override

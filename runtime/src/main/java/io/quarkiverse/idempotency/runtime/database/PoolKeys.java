@@ -30,7 +30,7 @@ import io.vertx.mutiny.sqlclient.Tuple;
  */
 public final class PoolKeys implements ReactiveKeys {
 
-    private final DatabaseIdempotencyStore store;
+    private final SqlKeyStore store;
     private final Pool pool;
     private final String claim;
     private final String state;
@@ -44,7 +44,7 @@ public final class PoolKeys implements ReactiveKeys {
     private final AsyncGroupCommit<ClaimRequest, Claim> claims;
     private final AsyncGroupCommit<ConfirmRequest, Boolean> confirms;
 
-    public PoolKeys(DatabaseIdempotencyStore store, Pool pool) {
+    public PoolKeys(SqlKeyStore store, Pool pool) {
         this.store = store;
         this.pool = pool;
         RecordStatements sql = store.statements();
@@ -185,11 +185,11 @@ public final class PoolKeys implements ReactiveKeys {
         return run(confirmBatch, ids, tokens, retentions).map(rows -> {
             Set<String> confirmed = new HashSet<>();
             for (Row row : rows) {
-                confirmed.add(DatabaseIdempotencyStore.confirmedClaim(row.getString(0), row.getString(1)));
+                confirmed.add(RecordStatements.confirmedClaim(row.getString(0), row.getString(1)));
             }
             List<Boolean> answers = new ArrayList<>(batch.size());
             for (ConfirmRequest request : batch) {
-                answers.add(confirmed.contains(DatabaseIdempotencyStore.confirmedClaim(request.id(), request.token())));
+                answers.add(confirmed.contains(RecordStatements.confirmedClaim(request.id(), request.token())));
             }
             return answers;
         });
@@ -210,7 +210,7 @@ public final class PoolKeys implements ReactiveKeys {
                     + "': " + refusal));
         }
         String id = StorageKeys.of(key);
-        String reason = DatabaseIdempotencyStore.reason(failure);
+        String reason = RecordStatements.reason(failure);
         return run(recordFailureOfClaim, maxAttempts, reason, retention.toMillis(), id, token).chain(rows -> {
             if (rows.size() > 0) {
                 return Uni.createFrom().item(rows.iterator().next().getInteger(0));

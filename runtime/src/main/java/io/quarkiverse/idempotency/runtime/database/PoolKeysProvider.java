@@ -24,6 +24,9 @@ public class PoolKeysProvider implements ReactiveKeys.Provider {
 
     @Override
     public ReactiveKeys keysOf(IdempotencyStore store) {
+        if (store instanceof PoolIdempotencyStore reactiveOnly) {
+            return reactiveOnly.keys(); // the store talks to the reactive client itself
+        }
         if (!(store instanceof DatabaseIdempotencyStore database)) {
             throw new IllegalStateException("the idempotency store " + store.getClass().getName() + " is not the"
                     + " database store, the one whose calls go through the reactive PostgreSQL client");

@@ -19,10 +19,10 @@ import io.smallrye.mutiny.Uni;
  */
 public final class SessionKeys {
 
-    private final DatabaseIdempotencyStore store;
+    private final SqlKeyStore store;
     private final RecordStatements sql;
 
-    public SessionKeys(DatabaseIdempotencyStore store) {
+    public SessionKeys(SqlKeyStore store) {
         this.store = store;
         this.sql = store.statements();
     }

@@ -20,6 +20,8 @@ import org.hibernate.mapping.Table;
  */
 public class TableNameContributor implements AdditionalMappingContributor {
 
+    private static final String ENTITY = "io.quarkiverse.idempotency.runtime.database.IdempotencyRecord";
+
     @Override
     public String getContributorName() {
         return "quarkus-idempotency";
@@ -28,7 +30,9 @@ public class TableNameContributor implements AdditionalMappingContributor {
     @Override
     public void contribute(AdditionalMappingContributions contributions, InFlightMetadataCollector metadata,
             ResourceStreamLocator resources, MetadataBuildingContext context) {
-        PersistentClass entity = metadata.getEntityBinding(IdempotencyRecord.class.getName());
+        // by name: with Hibernate Reactive and no JDBC, the entity (a Hibernate ORM Panache one) is absent, and its class
+        // cannot be loaded
+        PersistentClass entity = metadata.getEntityBinding(ENTITY);
         if (entity == null) {
             return;
         }

@@ -31,6 +31,8 @@ public class IdempotencyJsonRpcService {
     private static final Logger LOG = Logger.getLogger(IdempotencyJsonRpcService.class);
     private static final int ROWS = 20;
     private static final String DATABASE_STORE = "io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore";
+    /** The database store of an application with only the reactive client (no JDBC classes to load then). */
+    private static final String REACTIVE_DATABASE_STORE = "io.quarkiverse.idempotency.runtime.database.PoolIdempotencyStore";
 
     @Inject
     IdempotencyStore store;
@@ -54,6 +56,8 @@ public class IdempotencyJsonRpcService {
         // By name: applications without Hibernate ORM cannot load the database store's classes.
         if (store.getClass().getName().equals(DATABASE_STORE)) {
             DatabaseKeys.describe(store, state, ROWS);
+        } else if (store.getClass().getName().equals(REACTIVE_DATABASE_STORE)) {
+            ReactiveDatabaseKeys.describe(store, state, ROWS);
         } else if (store instanceof InMemoryIdempotencyStore memory) {
             describe(memory, state);
         }
@@ -96,8 +100,9 @@ public class IdempotencyJsonRpcService {
      */
     @Blocking
     public boolean releaseDeadLetter(String scope, String key, String id) {
-        if (id != null && store.getClass().getName().equals(DATABASE_STORE)) {
-            boolean released = DatabaseKeys.release(store, id);
+        boolean database = store.getClass().getName().equals(DATABASE_STORE);
+        if (id != null && (database || store.getClass().getName().equals(REACTIVE_DATABASE_STORE))) {
+            boolean released = database ? DatabaseKeys.release(store, id) : ReactiveDatabaseKeys.release(store, id);
             if (released) {
                 LOG.infof("Released dead-lettered key '%s:%s' from the Dev UI: its next delivery runs, with a fresh"
                         + " attempt budget", scope, key);
