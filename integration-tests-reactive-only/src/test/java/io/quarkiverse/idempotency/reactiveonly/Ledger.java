@@ -1,10 +1,10 @@
 package io.quarkiverse.idempotency.reactiveonly;
 
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Properties;
 
 import io.quarkiverse.idempotency.testing.TestServices;
 
@@ -71,8 +71,13 @@ final class Ledger {
         }
     }
 
+    // The driver itself, not DriverManager: the test runs in the application's class loader, which has no JDBC driver
+    // for DriverManager to find (the test's own is on the test classpath only).
     private static Connection connect() throws SQLException {
         TestServices.Server db = TestServices.postgres();
-        return DriverManager.getConnection(db.jdbcUrl(ReactiveOnlyServices.DATABASE), db.user(), db.password());
+        Properties credentials = new Properties();
+        credentials.setProperty("user", db.user());
+        credentials.setProperty("password", db.password());
+        return new org.postgresql.Driver().connect(db.jdbcUrl(ReactiveOnlyServices.DATABASE), credentials);
     }
 }

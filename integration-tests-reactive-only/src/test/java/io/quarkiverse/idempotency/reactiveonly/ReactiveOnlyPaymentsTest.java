@@ -15,6 +15,8 @@ import java.util.List;
 
 import jakarta.inject.Inject;
 
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.spec.JavaArchive;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -22,6 +24,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import com.rabbitmq.client.GetResponse;
 
@@ -31,8 +34,7 @@ import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.runtime.database.PoolIdempotencyStore;
 import io.quarkiverse.idempotency.testing.LogCapture;
 import io.quarkiverse.idempotency.testing.RabbitQueues;
-import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.QuarkusUnitTest;
 import io.vertx.core.json.JsonObject;
 
 /**
@@ -42,10 +44,15 @@ import io.vertx.core.json.JsonObject;
  * poison message is dead-lettered within its budget, expired keys are purged, the health check and the metrics report,
  * and nothing blocks an event loop.
  */
-@QuarkusTest
-@QuarkusTestResource(ReactiveOnlyServices.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ReactiveOnlyPaymentsTest {
+
+    // The module's application, built for this test (a @QuarkusTest would also take in the broken consumer the rule
+    // test of this module builds an application of its own from).
+    @RegisterExtension
+    static final QuarkusUnitTest APP = ReactiveOnlyServices.configure(new QuarkusUnitTest()
+            .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class).addClasses(PaymentConsumers.class,
+                    Charge.class, OrderIdKey.class, Attempts.class, Ledger.class, ReactiveOnlyServices.class)));
 
     private static final String TRANSACTIONAL = "reactive-only-transactional";
     private static final String EVENT_LOOP = "reactive-only-event-loop";

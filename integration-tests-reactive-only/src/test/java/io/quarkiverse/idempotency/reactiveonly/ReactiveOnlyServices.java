@@ -7,26 +7,41 @@ import java.sql.Statement;
 import java.util.Map;
 
 import io.quarkiverse.idempotency.testing.TestServices;
-import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
+import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * The tests' PostgreSQL (database reactive_only_test, created afresh, reached by the application through the reactive
- * client only) and RabbitMQ: the servers {@code TEST_POSTGRES} and {@code TEST_RABBITMQ} name, or containers.
+ * The tests' PostgreSQL (database reactive_only_test, created afresh once per test JVM, reached by the applications
+ * through the reactive client only) and RabbitMQ: the servers {@code TEST_POSTGRES} and {@code TEST_RABBITMQ} name, or
+ * containers.
  */
-public class ReactiveOnlyServices implements QuarkusTestResourceLifecycleManager {
+final class ReactiveOnlyServices {
 
     static final String DATABASE = "reactive_only_test";
+    /** A system property: each application's class loader has a copy of this class, the JVM one set of properties. */
+    private static final String CREATED = "idempotency.reactive-only-tests.database-created";
 
-    @Override
-    public Map<String, String> start() {
+    private ReactiveOnlyServices() {
+    }
+
+    /** @return the application with the module's configuration and the tests' servers */
+    static QuarkusUnitTest configure(QuarkusUnitTest app) {
+        app.withConfigurationResource("application.properties");
+        settings().forEach(app::overrideConfigKey);
+        return app;
+    }
+
+    private static synchronized Map<String, String> settings() {
         TestServices.Server db = TestServices.postgres();
         TestServices.Server broker = TestServices.rabbitmq();
-        try (Connection c = DriverManager.getConnection(db.jdbcUrl("postgres"), db.user(), db.password());
-                Statement statement = c.createStatement()) {
-            statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
-            statement.execute("CREATE DATABASE " + DATABASE);
-        } catch (SQLException e) {
-            throw new IllegalStateException("Could not create the database " + DATABASE, e);
+        if (System.getProperty(CREATED) == null) {
+            System.setProperty(CREATED, "true");
+            try (Connection c = DriverManager.getConnection(db.jdbcUrl("postgres"), db.user(), db.password());
+                    Statement statement = c.createStatement()) {
+                statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
+                statement.execute("CREATE DATABASE " + DATABASE);
+            } catch (SQLException e) {
+                throw new IllegalStateException("Could not create the database " + DATABASE, e);
+            }
         }
         return Map.of("quarkus.datasource.reactive.url", "postgresql://" + db.host() + ":" + db.port() + "/" + DATABASE,
                 "quarkus.datasource.username", db.user(),
@@ -35,9 +50,5 @@ public class ReactiveOnlyServices implements QuarkusTestResourceLifecycleManager
                 "rabbitmq-port", String.valueOf(broker.port()),
                 "rabbitmq-username", broker.user(),
                 "rabbitmq-password", broker.password());
-    }
-
-    @Override
-    public void stop() {
     }
 }
