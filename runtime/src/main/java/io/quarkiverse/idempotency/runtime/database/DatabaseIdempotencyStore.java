@@ -5,16 +5,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
@@ -26,6 +21,8 @@ import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.database.LeaseBatches.ClaimRequest;
+import io.quarkiverse.idempotency.runtime.database.LeaseBatches.ConfirmRequest;
 
 /**
  * The production store: the {@link IdempotencyRecord} table on PostgreSQL, written with the statements of
@@ -138,7 +135,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
             if (partitioned) {
                 partitions.cover(retention);
             }
-            return claims.submit(new ClaimRequest(key, StorageKeys.of(key), token, lease, retention, facts));
+            return claims.submit(new ClaimRequest(key, token, lease, retention, facts));
         }
         return claimAlone(key, token, lease, retention, facts);
     }
@@ -174,77 +171,31 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
         }, "Could not claim key '" + key + "'")), () -> claimAlone(key, token, lease, retention, facts));
     }
 
-    /** A lease-mode claim waiting for its batch. */
-    private record ClaimRequest(ScopedKey key, String id, String token, Duration lease, Duration retention,
-            MessageFacts facts) {
-    }
-
-    /** A lease-mode confirm waiting for its batch. */
-    private record ConfirmRequest(ScopedKey key, String id, String token, Duration retention) {
-    }
-
-    /**
-     * Claims a batch of keys in one statement and one commit. A key asked twice in the batch (two deliveries of it at
-     * once) is claimed once: the other asker learns what a delivery arriving just after would (busy while the first
-     * holds it; done or dead-lettered alike).
-     */
+    /** Claims a batch of keys in one statement and one commit (see {@link LeaseBatches.Claims#answers}). */
     private List<Claim> claimAll(List<ClaimRequest> batch) {
         if (batch.size() == 1) {
             ClaimRequest only = batch.get(0);
             return List.of(claimAlone(only.key(), only.token(), only.lease(), only.retention(), only.facts()));
         }
-        Map<String, ClaimRequest> byKey = new TreeMap<>(); // distinct keys, sorted: one lock order for every batch
-        for (ClaimRequest request : batch) {
-            byKey.putIfAbsent(request.id(), request);
-        }
-        List<ClaimRequest> distinct = new ArrayList<>(byKey.values());
-        Claim[] answers = relayoutOn(() -> claimDistinct(distinct), () -> claimDistinct(distinct));
-        Map<String, Claim> byId = new HashMap<>();
-        for (int i = 0; i < distinct.size(); i++) {
-            byId.put(distinct.get(i).id(), answers[i]);
-        }
-        List<Claim> result = new ArrayList<>(batch.size());
-        Set<String> answered = new HashSet<>();
-        for (ClaimRequest request : batch) {
-            Claim claim = byId.get(request.id());
-            boolean first = answered.add(request.id());
-            boolean held = claim.result() == ClaimResult.NEW || claim.result() == ClaimResult.TAKEN_OVER;
-            result.add(first || !held ? claim : Claim.busyFor(request.lease()));
-        }
-        return result;
+        LeaseBatches.Claims claims = new LeaseBatches.Claims(batch);
+        Claim[] answers = relayoutOn(() -> claimDistinct(claims), () -> claimDistinct(claims));
+        return claims.answers(List.of(answers));
     }
 
-    private Claim[] claimDistinct(List<ClaimRequest> distinct) {
-        return table.onItsOwn(() -> table.connect(c -> claimDistinct(c, distinct),
-                "Could not claim " + distinct.size() + " keys (" + distinct.get(0).key() + ", ...)"));
+    private Claim[] claimDistinct(LeaseBatches.Claims claims) {
+        return table.onItsOwn(() -> table.connect(c -> claimDistinct(c, claims), "Could not claim " + claims.describe()));
     }
 
-    private Claim[] claimDistinct(Connection c, List<ClaimRequest> distinct) throws SQLException {
-        int n = distinct.size();
-        String[] ids = new String[n];
-        String[] scopes = new String[n];
-        String[] tokens = new String[n];
-        Long[] leases = new Long[n];
-        Long[] retentions = new Long[n];
-        String[] messageIds = new String[n];
-        String[] fingerprints = new String[n];
-        for (int i = 0; i < n; i++) {
-            ClaimRequest request = distinct.get(i);
-            ids[i] = request.id();
-            scopes[i] = StorageKeys.scopeColumn(request.key().scope());
-            tokens[i] = request.token();
-            leases[i] = request.lease().toMillis();
-            retentions[i] = request.retention().toMillis();
-            messageIds[i] = request.facts().messageId();
-            fingerprints[i] = request.facts().fingerprint();
-        }
+    private Claim[] claimDistinct(Connection c, LeaseBatches.Claims claims) throws SQLException {
+        int n = claims.size();
+        String[] ids = claims.ids;
         Claim[] answers = new Claim[n];
         boolean partitioned = this.partitioned;
         try (PreparedStatement ps = c.prepareStatement(partitioned ? partitionedClaimBatch : sql.claimBatch)) {
-            bind(ps, c.createArrayOf("varchar", ids), c.createArrayOf("varchar", scopes),
-                    c.createArrayOf("varchar", tokens), c.createArrayOf("bigint", leases),
-                    c.createArrayOf("bigint", retentions), c.createArrayOf("varchar", messageIds),
-                    c.createArrayOf("varchar", fingerprints));
+            bind(ps, c.createArrayOf("varchar", ids), c.createArrayOf("varchar", claims.scopes),
+                    c.createArrayOf("varchar", claims.tokens), c.createArrayOf("bigint", claims.leases),
+                    c.createArrayOf("bigint", claims.retentions), c.createArrayOf("varchar", claims.messageIds),
+                    c.createArrayOf("varchar", claims.fingerprints));
             if (partitioned) {
                 ps.setBoolean(8, asynchronousClaimCommit);
             }
@@ -522,7 +473,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
             if (partitioned) {
                 partitions.cover(retention);
             }
-            return confirms.submit(new ConfirmRequest(key, StorageKeys.of(key), token, retention));
+            return confirms.submit(new ConfirmRequest(key, token, retention));
         }
         return table.onItsOwn(() -> confirmInTransaction(key, token, retention));
     }
@@ -533,35 +484,21 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
             ConfirmRequest only = batch.get(0);
             return List.of(table.onItsOwn(() -> confirmInTransaction(only.key(), only.token(), only.retention())));
         }
-        List<ConfirmRequest> sorted = new ArrayList<>(batch);
-        sorted.sort(Comparator.comparing(ConfirmRequest::id));
-        int n = sorted.size();
-        String[] ids = new String[n];
-        String[] tokens = new String[n];
-        Long[] retentions = new Long[n];
-        for (int i = 0; i < n; i++) {
-            ids[i] = sorted.get(i).id();
-            tokens[i] = sorted.get(i).token();
-            retentions[i] = sorted.get(i).retention().toMillis();
-        }
+        LeaseBatches.Confirms confirms = new LeaseBatches.Confirms(batch);
         Set<String> confirmed = table.onItsOwn(() -> table.connect(c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.confirmBatch)) {
-                bind(ps, c.createArrayOf("varchar", ids), c.createArrayOf("varchar", tokens),
-                        c.createArrayOf("bigint", retentions));
+                bind(ps, c.createArrayOf("varchar", confirms.ids), c.createArrayOf("varchar", confirms.tokens),
+                        c.createArrayOf("bigint", confirms.retentions));
                 Set<String> claims = new HashSet<>();
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        claims.add(RecordStatements.confirmedClaim(rs.getString(1), rs.getString(2)));
+                        claims.add(LeaseBatches.Confirms.confirmed(rs.getString(1), rs.getString(2)));
                     }
                 }
                 return claims;
             }
-        }, "Could not confirm " + n + " keys (" + batch.get(0).key() + ", ...)"));
-        List<Boolean> answers = new ArrayList<>(batch.size());
-        for (ConfirmRequest request : batch) {
-            answers.add(confirmed.contains(RecordStatements.confirmedClaim(request.id(), request.token())));
-        }
-        return answers;
+        }, "Could not confirm " + confirms.describe()));
+        return confirms.answers(confirmed);
     }
 
     /**
@@ -658,19 +595,12 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
         if (claims.isEmpty()) {
             return;
         }
-        String[] ids = new String[claims.size()];
-        String[] tokens = new String[ids.length];
-        Long[] leases = new Long[ids.length];
-        int i = 0;
-        for (HeldClaim held : claims) {
-            ids[i] = StorageKeys.of(held.key());
-            tokens[i] = held.token();
-            leases[i++] = held.lease().toMillis();
-        }
+        LeaseBatches.Renewals renewals = new LeaseBatches.Renewals(claims);
+        String[] ids = renewals.ids;
         table.onItsOwn(() -> table.connect(c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.renew)) {
-                bind(ps, c.createArrayOf("varchar", ids), c.createArrayOf("varchar", tokens),
-                        c.createArrayOf("bigint", leases));
+                bind(ps, c.createArrayOf("varchar", ids), c.createArrayOf("varchar", renewals.tokens),
+                        c.createArrayOf("bigint", renewals.leases));
                 return ps.executeUpdate();
             }
         }, "Renewing " + ids.length + " claims failed"));

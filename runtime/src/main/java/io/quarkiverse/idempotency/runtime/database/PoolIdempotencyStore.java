@@ -126,16 +126,8 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
         if (claims.isEmpty()) {
             return;
         }
-        String[] ids = new String[claims.size()];
-        String[] tokens = new String[ids.length];
-        Long[] leases = new Long[ids.length];
-        int i = 0;
-        for (HeldClaim held : claims) {
-            ids[i] = StorageKeys.of(held.key());
-            tokens[i] = held.token();
-            leases[i++] = held.lease().toMillis();
-        }
-        await(run(renew, ids, tokens, leases), "renew " + ids.length + " claims");
+        LeaseBatches.Renewals renewals = new LeaseBatches.Renewals(claims);
+        await(run(renew, renewals.ids, renewals.tokens, renewals.leases), "renew " + renewals.ids.length + " claims");
     }
 
     @Override

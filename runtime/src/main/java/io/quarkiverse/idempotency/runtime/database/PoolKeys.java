@@ -2,19 +2,17 @@ package io.quarkiverse.idempotency.runtime.database;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.ReactiveKeys;
+import io.quarkiverse.idempotency.runtime.database.LeaseBatches.ClaimRequest;
+import io.quarkiverse.idempotency.runtime.database.LeaseBatches.ConfirmRequest;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -62,22 +60,13 @@ public final class PoolKeys implements ReactiveKeys {
         this.confirms = batchSize > 1 ? new AsyncGroupCommit<>(this::confirmAll, batchSize) : null;
     }
 
-    /** A lease-mode claim waiting for its batch. */
-    private record ClaimRequest(ScopedKey key, String id, String token, Duration lease, Duration retention,
-            MessageFacts facts) {
-    }
-
-    /** A lease-mode confirm waiting for its batch. */
-    private record ConfirmRequest(String id, String token, Duration retention) {
-    }
-
     @Override
     public Uni<Claim> claim(ScopedKey key, String token, Duration lease, Duration retention, MessageFacts facts) {
         String refusal = store.sessionRefusal();
         if (refusal != null) {
             return Uni.createFrom().failure(new IllegalStateException("Cannot claim key '" + key + "': " + refusal));
         }
-        ClaimRequest request = new ClaimRequest(key, StorageKeys.of(key), token, lease, retention, facts);
+        ClaimRequest request = new ClaimRequest(key, token, lease, retention, facts);
         return claims != null ? claims.submit(request) : claimAlone(request);
     }
 
@@ -96,68 +85,32 @@ public final class PoolKeys implements ReactiveKeys {
         return run(state, id).map(again -> again.size() > 0 ? claimOf(again.iterator().next(), 0) : Claim.BUSY);
     }
 
-    /**
-     * Claims a batch of keys in one statement and one commit, as {@link DatabaseIdempotencyStore} does: a key asked
-     * twice in the batch is claimed once, the other asker told it is busy.
-     */
+    /** Claims a batch of keys in one statement and one commit (see {@link LeaseBatches.Claims#answers}). */
     private Uni<List<Claim>> claimAll(List<ClaimRequest> batch) {
         if (batch.size() == 1) {
             return claimAlone(batch.get(0)).map(List::of);
         }
-        Map<String, ClaimRequest> byKey = new TreeMap<>(); // distinct keys, sorted: one lock order for every batch
-        for (ClaimRequest request : batch) {
-            byKey.putIfAbsent(request.id(), request);
-        }
-        List<ClaimRequest> distinct = new ArrayList<>(byKey.values());
-        int n = distinct.size();
-        String[] ids = new String[n];
-        String[] scopes = new String[n];
-        String[] tokens = new String[n];
-        Long[] leases = new Long[n];
-        Long[] retentions = new Long[n];
-        String[] messageIds = new String[n];
-        String[] fingerprints = new String[n];
-        for (int i = 0; i < n; i++) {
-            ClaimRequest request = distinct.get(i);
-            ids[i] = request.id();
-            scopes[i] = StorageKeys.scopeColumn(request.key().scope());
-            tokens[i] = request.token();
-            leases[i] = request.lease().toMillis();
-            retentions[i] = request.retention().toMillis();
-            messageIds[i] = request.facts().messageId();
-            fingerprints[i] = request.facts().fingerprint();
-        }
-        return run(claimBatch, ids, scopes, tokens, leases, retentions, messageIds, fingerprints).chain(rows -> {
-            Claim[] answers = new Claim[n];
-            for (Row row : rows) {
-                int position = row.getInteger(0) - 1;
-                answers[position] = row.getString(1) == null ? null : claimOf(row, 1);
-            }
-            List<Uni<Claim>> looked = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                looked.add(answers[i] != null ? Uni.createFrom().item(answers[i]) : lookAgain(ids[i]));
-            }
-            return Uni.join().all(looked).andFailFast();
-        }).map(answers -> {
-            Map<String, Claim> byId = new HashMap<>();
-            for (int i = 0; i < n; i++) {
-                byId.put(ids[i], answers.get(i));
-            }
-            List<Claim> result = new ArrayList<>(batch.size());
-            Set<String> answered = new HashSet<>();
-            for (ClaimRequest request : batch) {
-                Claim claim = byId.get(request.id());
-                boolean first = answered.add(request.id());
-                boolean held = claim.result() == ClaimResult.NEW || claim.result() == ClaimResult.TAKEN_OVER;
-                result.add(first || !held ? claim : Claim.busyFor(request.lease()));
-            }
-            return result;
-        });
+        LeaseBatches.Claims claims = new LeaseBatches.Claims(batch);
+        int n = claims.size();
+        return run(claimBatch, claims.ids, claims.scopes, claims.tokens, claims.leases, claims.retentions,
+                claims.messageIds, claims.fingerprints).chain(rows -> {
+                    Claim[] answers = new Claim[n];
+                    for (Row row : rows) {
+                        int position = row.getInteger(0) - 1;
+                        answers[position] = row.getString(1) == null ? null : claimOf(row, 1);
+                    }
+                    List<Uni<Claim>> looked = new ArrayList<>(n);
+                    for (int i = 0; i < n; i++) {
+                        // written after the statement's snapshot, or held: looked at again, as a lone claim does
+                        looked.add(answers[i] != null ? Uni.createFrom().item(answers[i]) : lookAgain(claims.ids[i]));
+                    }
+                    return Uni.join().all(looked).andFailFast();
+                }).map(claims::answers);
     }
 
     @Override
     public Uni<Boolean> confirm(ScopedKey key, String token, Duration retention) {
-        ConfirmRequest request = new ConfirmRequest(StorageKeys.of(key), token, retention);
+        ConfirmRequest request = new ConfirmRequest(key, token, retention);
         return confirms != null ? confirms.submit(request) : confirmAlone(request);
     }
 
@@ -171,27 +124,13 @@ public final class PoolKeys implements ReactiveKeys {
         if (batch.size() == 1) {
             return confirmAlone(batch.get(0)).map(List::of);
         }
-        List<ConfirmRequest> sorted = new ArrayList<>(batch);
-        sorted.sort(Comparator.comparing(ConfirmRequest::id));
-        int n = sorted.size();
-        String[] ids = new String[n];
-        String[] tokens = new String[n];
-        Long[] retentions = new Long[n];
-        for (int i = 0; i < n; i++) {
-            ids[i] = sorted.get(i).id();
-            tokens[i] = sorted.get(i).token();
-            retentions[i] = sorted.get(i).retention().toMillis();
-        }
-        return run(confirmBatch, ids, tokens, retentions).map(rows -> {
+        LeaseBatches.Confirms confirms = new LeaseBatches.Confirms(batch);
+        return run(confirmBatch, confirms.ids, confirms.tokens, confirms.retentions).map(rows -> {
             Set<String> confirmed = new HashSet<>();
             for (Row row : rows) {
-                confirmed.add(RecordStatements.confirmedClaim(row.getString(0), row.getString(1)));
+                confirmed.add(LeaseBatches.Confirms.confirmed(row.getString(0), row.getString(1)));
             }
-            List<Boolean> answers = new ArrayList<>(batch.size());
-            for (ConfirmRequest request : batch) {
-                answers.add(confirmed.contains(RecordStatements.confirmedClaim(request.id(), request.token())));
-            }
-            return answers;
+            return confirms.answers(confirmed);
         });
     }
 

@@ -526,11 +526,6 @@ public final class RecordStatements {
         return failure == null || failure.length() <= FAILURE_LENGTH ? failure : failure.substring(0, FAILURE_LENGTH);
     }
 
-    /** @return a claim of a batch of confirms, as its answers are matched: key and token, never the key alone */
-    static String confirmedClaim(String scopedKey, String token) {
-        return scopedKey + '\u0000' + token;
-    }
-
     /** The columns of a record as {@link #oldestClaims} and {@link #mostRecent} return them, in order. */
     public static final String RECORD_COLUMNS = "scoped_key, scope, state, claimed_by, recorded_at, lease_until,"
             + " expires_at, attempts, last_failure";
