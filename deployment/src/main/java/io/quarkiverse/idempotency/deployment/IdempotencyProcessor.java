@@ -84,9 +84,10 @@ class IdempotencyProcessor {
     @BuildStep
     SelectedStoreBuildItem selectStore(IdempotencyBuildTimeConfig config, Capabilities capabilities) {
         boolean orm = capabilities.isPresent(Capability.HIBERNATE_ORM);
-        // Hibernate Reactive brings Hibernate ORM without a JDBC datasource: the store then talks the reactive client
-        boolean reactiveClientOnly = !capabilities.isPresent(Capability.AGROAL)
-                && capabilities.isPresent(Capability.REACTIVE_PG_CLIENT);
+        // Hibernate Reactive brings Hibernate ORM without a JDBC datasource (or with one for migrations only, without
+        // Hibernate ORM Panache, which the JDBC store's entity needs): the store then talks the reactive client
+        boolean reactiveClientOnly = capabilities.isPresent(Capability.REACTIVE_PG_CLIENT)
+                && (!capabilities.isPresent(Capability.AGROAL) || !QuarkusClassLoader.isClassPresentAtRuntime(ORM_PANACHE));
         return new SelectedStoreBuildItem(config.store().orElse(orm ? StoreKind.DATABASE : StoreKind.MEMORY), orm,
                 reactiveClientOnly);
     }
@@ -98,6 +99,9 @@ class IdempotencyProcessor {
                 || (store.database() && capabilities.isPresent(Capability.REACTIVE_PG_CLIENT));
         return new IdempotentMethodAnalyzer(index.getIndex(), store.memory(), keysWithoutBlocking).analyse();
     }
+
+    /** The JDBC store's entity's base class: present with Hibernate ORM Panache. */
+    private static final String ORM_PANACHE = "io.quarkus.hibernate.orm.panache.PanacheEntityBase";
 
     /** Where {@code @WithTransaction} keeps its sessions: present with Hibernate Reactive Panache. */
     private static final String REACTIVE_SESSIONS = "io.quarkus.hibernate.reactive.panache.common.runtime.SessionOperations";

@@ -190,6 +190,11 @@ class ReactiveOnlyPaymentsTest {
     void theHealthCheckAndTheMetricsReportTheStore() {
         given().when().get("/q/health/ready").then().statusCode(200)
                 .body("checks.name", hasItem("Idempotency store"));
+        // the oldest claim's age, read through the client by the scrape (NaN if the store could not be read)
+        String scraped = given().when().get("/q/metrics").then().statusCode(200).extract().asString();
+        String gauge = scraped.lines().filter(line -> line.startsWith("idempotency_claims_oldest_age_seconds"))
+                .findFirst().orElseThrow(() -> new AssertionError("no oldest-claim gauge in " + scraped));
+        assertTrue(Double.isFinite(Double.parseDouble(gauge.substring(gauge.lastIndexOf(' ') + 1))), gauge);
         assertTrue(outcome(EVENT_LOOP, "handled") > 0);
         assertTrue(outcome(TRANSACTIONAL, "handled") > 0);
     }

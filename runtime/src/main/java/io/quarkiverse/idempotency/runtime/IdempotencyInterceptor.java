@@ -88,7 +88,7 @@ public class IdempotencyInterceptor {
             return Uni.createFrom().nullItem();
         }
         Context context = Vertx.currentContext();
-        return OnContext.resume(delivery.claimWithoutBlocking(), context).chain(run -> {
+        return OnContext.resume(delivery.claimWithoutBlocking(), context, false).chain(run -> {
             if (!run) {
                 return Uni.createFrom().nullItem();
             }
@@ -168,7 +168,7 @@ public class IdempotencyInterceptor {
     // worker thread), then runs the method in a transaction that confirms the claim.
     private static Uni<Object> onLease(InvocationContext ic, Delivery delivery, Context context) {
         Uni<Boolean> claimed = delivery.callsWithoutBlocking()
-                ? OnContext.resume(delivery.claimWithoutBlocking(), context)
+                ? OnContext.resume(delivery.claimWithoutBlocking(), context, false)
                 : onContext(Blocking.call(delivery::claim), context);
         return claimed.chain(run -> run ? attempt(ic) : Uni.createFrom().nullItem());
     }

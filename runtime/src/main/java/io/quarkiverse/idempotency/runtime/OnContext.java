@@ -15,7 +15,17 @@ final class OnContext {
     private OnContext() {
     }
 
+    /** @return {@code uni}'s outcome on {@code context}; a cancellation cancels {@code uni} too */
     static <T> Uni<T> resume(Uni<T> uni, Context context) {
+        return resume(uni, context, true);
+    }
+
+    /**
+     * @param cancelUpstream whether a cancellation cancels {@code uni} too; {@code false} for a claim, whose answer must
+     *        arrive so that a claim got after its delivery was given up is released rather than left to run out
+     * @return {@code uni}'s outcome on {@code context}
+     */
+    static <T> Uni<T> resume(Uni<T> uni, Context context, boolean cancelUpstream) {
         if (context == null) {
             return uni;
         }
@@ -33,8 +43,9 @@ final class OnContext {
                     context.runOnContext(ignored -> emitter.fail(failure));
                 }
             });
-            // a cancelled delivery cancels what it waits for (its claim's answer then never holds the key)
-            emitter.onTermination(upstream::cancel);
+            if (cancelUpstream) {
+                emitter.onTermination(upstream::cancel);
+            }
         });
     }
 }

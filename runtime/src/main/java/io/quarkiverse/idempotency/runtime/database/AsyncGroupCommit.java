@@ -3,10 +3,13 @@ package io.quarkiverse.idempotency.runtime.database;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.smallrye.mutiny.subscription.UniEmitter;
 
 /**
@@ -16,7 +19,9 @@ import io.smallrye.mutiny.subscription.UniEmitter;
  * A request sent when no batch of its kind is on its way is sent at once, alone: a lone delivery pays one statement,
  * as before. Requests sent while a batch is on its way wait for it; when it answers, every request that waited (at most
  * {@code maxSize}) goes in the next batch, sent before the answers are handed out, so a request waits at most for one
- * batch. Each request gets its own answer, or the failure of its batch.
+ * batch. Each request gets its own answer, or the failure of its batch; a request whose subscriber cancelled while it
+ * waited is not sent. Nothing thrown, not even an {@link Error}, leaves the queue stuck; and a batch that answers at once
+ * (a closed pool) does not send the next one from within its own call, so a long queue cannot grow the stack.
  *
  * @param <Q> a request
  * @param <A> its answer
@@ -25,6 +30,7 @@ final class AsyncGroupCommit<Q, A> {
 
     private final Function<List<Q>, Uni<List<A>>> run;
     private final int maxSize;
+    private final Executor elsewhere;
     private final ArrayDeque<Pending<Q, A>> waiting = new ArrayDeque<>();
     private boolean running;
     private final LongAdder batches = new LongAdder();
@@ -35,17 +41,29 @@ final class AsyncGroupCommit<Q, A> {
      * @param maxSize the most requests in one batch
      */
     AsyncGroupCommit(Function<List<Q>, Uni<List<A>>> run, int maxSize) {
+        this(run, maxSize, Infrastructure.getDefaultExecutor());
+    }
+
+    /** @param elsewhere where the next batch is sent from when a batch answered within the call that sent it */
+    AsyncGroupCommit(Function<List<Q>, Uni<List<A>>> run, int maxSize, Executor elsewhere) {
         if (maxSize < 1) {
             throw new IllegalArgumentException("A batch holds at least one request, not " + maxSize);
         }
         this.run = run;
         this.maxSize = maxSize;
+        this.elsewhere = elsewhere;
     }
 
     /** @return the request's answer, once its batch answered */
     Uni<A> submit(Q request) {
         return Uni.createFrom().emitter(emitter -> {
             Pending<Q, A> mine = new Pending<>(request, emitter);
+            // a request given up while it waits is not sent (once sent, its answer comes, and is ignored)
+            emitter.onTermination(() -> {
+                synchronized (this) {
+                    waiting.remove(mine);
+                }
+            });
             synchronized (this) {
                 if (running) {
                     waiting.add(mine);
@@ -58,33 +76,25 @@ final class AsyncGroupCommit<Q, A> {
     }
 
     private void send(List<Pending<Q, A>> batch) {
-        List<Q> asked = new ArrayList<>(batch.size());
-        for (Pending<Q, A> pending : batch) {
-            asked.add(pending.request());
-        }
-        Uni<List<A>> answered;
+        AtomicBoolean returned = new AtomicBoolean();
         try {
-            answered = run.apply(asked);
-        } catch (RuntimeException e) {
-            answered = Uni.createFrom().failure(e);
-        }
-        answered.subscribe().with(answers -> {
-            sendNext(batch.size());
-            for (int i = 0; i < batch.size(); i++) {
-                batch.get(i).emitter().complete(answers.get(i));
-            }
-        }, failure -> {
-            sendNext(batch.size());
+            List<Q> asked = new ArrayList<>(batch.size());
             for (Pending<Q, A> pending : batch) {
-                pending.emitter().fail(failure);
+                asked.add(pending.request());
             }
-        });
+            run.apply(asked).subscribe().with(answers -> answered(batch, answers, null, returned.get()),
+                    failure -> answered(batch, null, failure, returned.get()));
+        } catch (Throwable t) {
+            answered(batch, null, t, false);
+        } finally {
+            returned.set(true);
+        }
     }
 
-    // The batch of `size` requests answered: the requests that waited meanwhile go now, together.
-    private void sendNext(int size) {
+    // The batch answered: the requests that waited meanwhile go now, together, then each of this batch gets its answer.
+    private void answered(List<Pending<Q, A>> batch, List<A> answers, Throwable failure, boolean later) {
         batches.increment();
-        requests.add(size);
+        requests.add(batch.size());
         List<Pending<Q, A>> next = new ArrayList<>();
         synchronized (this) {
             while (next.size() < maxSize && !waiting.isEmpty()) {
@@ -93,7 +103,23 @@ final class AsyncGroupCommit<Q, A> {
             running = !next.isEmpty();
         }
         if (!next.isEmpty()) {
-            send(next);
+            if (later) {
+                send(next);
+            } else {
+                elsewhere.execute(() -> send(next));
+            }
+        }
+        for (int i = 0; i < batch.size(); i++) {
+            UniEmitter<? super A> emitter = batch.get(i).emitter();
+            try {
+                if (failure != null) {
+                    emitter.fail(failure);
+                } else {
+                    emitter.complete(answers.get(i));
+                }
+            } catch (Throwable t) {
+                emitter.fail(t); // an answer missing for this request: the others still get theirs
+            }
         }
     }
 

@@ -1,8 +1,12 @@
 package io.quarkiverse.idempotency.runtime.database;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.IdempotencyStore;
@@ -38,21 +42,31 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     private final String purge;
     private final String releaseDeadLetter;
     private final String columns;
+    private final String stateChecks;
 
     /**
      * @param leaseBatchSize the most lease-mode claims (and, apart, confirms) of concurrent deliveries that share one
      *        statement and one commit; 1: each on its own
      */
     public PoolIdempotencyStore(Pool pool, String table, int leaseBatchSize) {
+        this(pool, table, leaseBatchSize, false);
+    }
+
+    /**
+     * @param asynchronousClaimCommit whether lease-mode claims commit without waiting for their WAL flush
+     *        ({@code quarkus.idempotency.database.asynchronous-claim-commit})
+     */
+    public PoolIdempotencyStore(Pool pool, String table, int leaseBatchSize, boolean asynchronousClaimCommit) {
         this.pool = pool;
         this.table = table;
-        this.sql = new RecordStatements(table, false);
+        this.sql = new RecordStatements(table, asynchronousClaimCommit);
         this.leaseBatchSize = leaseBatchSize;
         this.keys = new PoolKeys(this, pool);
         this.renew = PoolKeys.numbered(sql.renew);
         this.purge = PoolKeys.numbered(sql.purge);
         this.releaseDeadLetter = PoolKeys.numbered(sql.releaseDeadLetter);
         this.columns = PoolKeys.numbered(RecordStatements.columnsOf());
+        this.stateChecks = PoolKeys.numbered(RecordStatements.stateChecks());
     }
 
     /** @return the store's calls without blocking, for methods on the event loop */
@@ -157,29 +171,50 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
      */
     @Override
     public void check() {
-        RowSet<Row> present = await(run(columns, table), "check the idempotency table '" + table + "'");
-        java.util.Set<String> found = new java.util.HashSet<>();
-        for (Row row : present) {
-            found.add(row.getString(0));
-        }
-        if (found.isEmpty()) {
+        List<String> missing = missingColumns();
+        if (missing.size() == RecordStatements.COLUMNS.size()) {
             throw new StoreMisconfiguredException("The idempotency table '" + table + "' does not exist. Let the"
                     + " extension create it at startup (quarkus.idempotency.database.schema-management=update, the"
                     + " default in dev and test mode), or create it with your migrations: "
                     + String.join("; ", RecordStatements.schema(table)), null);
         }
-        java.util.List<String> missing = new java.util.ArrayList<>();
+        List<String> remedy = new ArrayList<>(RecordStatements.schema(table));
+        String outdated = outdatedStateConstraint();
+        if (outdated != null) {
+            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + outdated);
+            remedy.add(RecordStatements.stateConstraint(table, outdated));
+        }
+        if (!missing.isEmpty()) {
+            throw new StoreMisconfiguredException("The idempotency table '" + table + "' is from an older version of"
+                    + " the extension: it lacks " + String.join(", ", missing) + ". Bring it up to date with "
+                    + String.join("; ", remedy)
+                    + " (quarkus.idempotency.database.schema-management=update does it at startup)", null);
+        }
+    }
+
+    /** @return the columns this version needs that the table lacks (all of them when there is no table) */
+    List<String> missingColumns() {
+        Set<String> found = new HashSet<>();
+        for (Row row : await(run(columns, table), "read the columns of the idempotency table '" + table + "'")) {
+            found.add(row.getString(0));
+        }
+        List<String> missing = new ArrayList<>();
         for (String column : RecordStatements.COLUMNS.keySet()) {
             if (!found.contains(column)) {
                 missing.add(column);
             }
         }
-        if (!missing.isEmpty()) {
-            throw new StoreMisconfiguredException("The idempotency table '" + table + "' is from an older version of"
-                    + " the extension: it lacks " + String.join(", ", missing) + ". Bring it up to date with "
-                    + String.join("; ", RecordStatements.schema(table))
-                    + " (quarkus.idempotency.database.schema-management=update does it at startup)", null);
+        return missing;
+    }
+
+    /** @return the name of the state column's check constraint when it is an earlier version's (fewer states) */
+    String outdatedStateConstraint() {
+        for (Row row : await(run(stateChecks, table), "read the constraints of the idempotency table '" + table + "'")) {
+            if (!row.getString(1).contains("DEAD_LETTERED")) {
+                return row.getString(0);
+            }
         }
+        return null;
     }
 
     /** Keys are written in {@code @WithTransaction} handlers' reactive transactions, through their sessions. */

@@ -1,6 +1,8 @@
 package io.quarkiverse.idempotency.runtime.database;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import jakarta.annotation.Priority;
 import jakarta.enterprise.event.Observes;
@@ -53,10 +55,20 @@ public class PoolSchema {
                         + " time, which an application with only the reactive PostgreSQL client does not support yet:"
                         + " add a JDBC datasource (quarkus-jdbc-postgresql) on the same database", null);
             }
-            if (mode == Mode.UPDATE) {
+            // Up to date (every start but the first after an upgrade): no DDL, so no table lock that would queue the
+            // running instances' claims behind this one.
+            if (mode == Mode.UPDATE && !upToDate(store)) {
+                String outdated = store.outdatedStateConstraint();
+                List<String> statements = new ArrayList<>();
+                statements.add(RecordStatements.schemaLockTimeout());
+                statements.addAll(RecordStatements.schema(store.table()));
+                if (outdated != null) {
+                    statements.add(RecordStatements.stateConstraint(store.table(), outdated));
+                }
                 store.pool().withTransaction(connection -> {
+                    // instances starting at once take turns
                     Uni<Void> done = connection.query(RecordStatements.schemaLock()).execute().replaceWithVoid();
-                    for (String statement : RecordStatements.schema(store.table())) {
+                    for (String statement : statements) {
                         done = done.chain(() -> connection.query(statement).execute().replaceWithVoid());
                     }
                     return done;
@@ -68,6 +80,16 @@ public class PoolSchema {
             // an unreachable database: the store check says so, and deliveries are retried until it answers
             LOG.warnf("Could not create or update the idempotency table at startup: %s", e.getMessage());
         }
+    }
+
+    // The table, its two indexes, every column and the current state constraint are there.
+    private static boolean upToDate(PoolIdempotencyStore store) {
+        String table = store.table();
+        Row present = store.pool().preparedQuery(PoolKeys.numbered(RecordStatements.present()))
+                .execute(Tuple.of(table, table + "_expires_at", table + "_claims")).await().atMost(WITHIN).iterator()
+                .next();
+        return present.getBoolean(0) && present.getBoolean(1) && present.getBoolean(2)
+                && store.missingColumns().isEmpty() && store.outdatedStateConstraint() == null;
     }
 
     private static boolean partitioned(PoolIdempotencyStore store) {
