@@ -110,6 +110,30 @@ public interface IdempotencyStore {
         throw new UnsupportedOperationException(getClass().getName() + " cannot look keys up");
     }
 
+    /**
+     * Ends the leases of the lease-mode claims held by earlier starts of this instance, which are dead: their claims'
+     * tokens begin with {@code instance} but not with {@code current}. Each such claim is then taken over by the next
+     * delivery of its key, as any claim whose lease ran out. Called once at startup, only when the instance has a name
+     * ({@code quarkus.idempotency.instance-id}); a store whose claims do not outlive its process (the memory store)
+     * has none to end.
+     *
+     * @param instance the start of the tokens of every start of this instance (its name and {@code @})
+     * @param current the start of the tokens of this start
+     * @return how many leases were ended
+     */
+    default int endLeasesOfEarlierStarts(String instance, String current) {
+        return 0;
+    }
+
+    /**
+     * @return whether every call of this store returns at once without waiting on I/O or a lock held elsewhere (the
+     *         memory store), so that it may be called on an event loop; {@code false}, the default, has calls made on a
+     *         worker thread
+     */
+    default boolean neverBlocks() {
+        return false;
+    }
+
     /** @return whether this store answers {@link #peek}: the built-in stores do */
     default boolean peeks() {
         return false;

@@ -110,6 +110,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
+    public boolean neverBlocks() {
+        return true;
+    }
+
+    @Override
     public boolean confirm(ScopedKey key, String token, Duration retention) {
         long now = nanoClock.getAsLong();
         boolean[] done = new boolean[1];

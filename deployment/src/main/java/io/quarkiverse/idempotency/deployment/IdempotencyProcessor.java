@@ -23,6 +23,7 @@ import io.quarkiverse.idempotency.MessageIdKey;
 import io.quarkiverse.idempotency.deployment.exception.IdempotencyDefinitionException;
 import io.quarkiverse.idempotency.deployment.exception.Rule;
 import io.quarkiverse.idempotency.runtime.Deliveries;
+import io.quarkiverse.idempotency.runtime.EarlierIncarnations;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig.StoreKind;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
@@ -113,7 +114,7 @@ class IdempotencyProcessor {
                 .addBeanClasses(Idempotent.class, IdempotentMethodIndex.class, IdempotencyInterceptor.class,
                         Deliveries.class, InboundMessages.class, WorkerId.class, MessageIdKey.class,
                         ProgrammaticIdempotency.class, StorePurge.class, StoreCheck.class, NoopMetricsProducer.class,
-                        StoreDeadLetters.class, NonBlockingStore.class)
+                        StoreDeadLetters.class, NonBlockingStore.class, EarlierIncarnations.class)
                 .setUnremovable().build());
         if (config.metrics().enabled() && metrics.isPresent()
                 && metrics.get().metricsSupported(MetricsFactory.MICROMETER)) {

@@ -34,8 +34,8 @@ import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.KeyCalls;
 import io.quarkiverse.idempotency.runtime.NonBlockingStore;
-import io.quarkiverse.idempotency.runtime.ReactiveKeys;
 import io.quarkiverse.idempotency.runtime.database.PoolKeys;
 import io.quarkiverse.idempotency.testing.LogCapture;
 import io.quarkus.test.QuarkusUnitTest;
@@ -241,7 +241,7 @@ class ReactivePaymentsTest {
     @Test
     @Order(10)
     void claimsAndConfirmsSentAtOnceShareStatementsWithAnAnswerEach() {
-        ReactiveKeys keys = nonBlocking.keys();
+        KeyCalls keys = nonBlocking.keys();
         PoolKeys pool = assertInstanceOf(PoolKeys.class, keys, "the database store's calls through the reactive client");
         long[] before = pool.batchStatistics();
         Duration lease = Duration.ofSeconds(30);
@@ -280,6 +280,32 @@ class ReactivePaymentsTest {
                 .await().atMost(WAIT);
         assertEquals(ClaimResult.DONE, again.result());
         assertEquals(new MessageFacts("m-2", "fp-2"), again.seen(), "the facts written by the batch");
+    }
+
+    /**
+     * A confirm waits for the batch on its way and its delivery is cancelled meanwhile (a graceful shutdown): the work
+     * happened, so the confirm is still sent, and the key's redelivery is a duplicate rather than a second run once
+     * the lease runs out. (A claim given up so is not sent: nothing ran.)
+     */
+    @Test
+    @Order(11)
+    void aConfirmGivenUpWhileItWaitsForItsBatchIsStillSent() {
+        KeyCalls keys = nonBlocking.keys();
+        Duration lease = Duration.ofSeconds(30);
+        Duration retention = Duration.ofHours(1);
+        ScopedKey first = new ScopedKey("batch", "G-0");
+        ScopedKey givenUp = new ScopedKey("batch", "G-1");
+        keys.claim(first, "token-g0", lease, retention, MessageFacts.NONE).await().atMost(WAIT);
+        keys.claim(givenUp, "token-g1", lease, retention, MessageFacts.NONE).await().atMost(WAIT);
+        Uni<Boolean> alone = keys.confirm(first, "token-g0", retention).memoize().indefinitely();
+        alone.subscribe().with(ignored -> {
+        });
+        // sent while the first is on its way: it waits for the next batch, and its delivery is cancelled there
+        keys.confirm(givenUp, "token-g1", retention).subscribe().with(ignored -> {
+        }).cancel();
+        assertTrue(alone.await().atMost(WAIT));
+        await().atMost(WAIT).until(() -> keys.claim(givenUp, "token-x", lease, retention, MessageFacts.NONE)
+                .await().atMost(WAIT).result() == ClaimResult.DONE);
     }
 
     @Test

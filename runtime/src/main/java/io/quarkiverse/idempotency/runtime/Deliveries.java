@@ -18,7 +18,6 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
 import io.quarkiverse.idempotency.IdempotencyStore;
-import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
 import io.quarkiverse.idempotency.KeyMissingException;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.MessageIdKey;
@@ -69,7 +68,7 @@ public class Deliveries {
         this.vertx = vertx;
         this.outputAckTimeout = config.outputAckTimeout();
         // The memory store answers as fast as the cache would, and tests clear it between cases: no cache in front.
-        ConfirmedKeys confirmedKeys = config.confirmedKeysCacheSize() > 0 && !(store instanceof InMemoryIdempotencyStore)
+        ConfirmedKeys confirmedKeys = config.confirmedKeysCacheSize() > 0 && !store.neverBlocks()
                 ? new ConfirmedKeys(config.confirmedKeysCacheSize())
                 : null;
         this.context = new DeliveryContext(store, report, new LeaseRenewer(store, vertx, methods.shortestLease()),
@@ -93,8 +92,9 @@ public class Deliveries {
         ScopedKey readable = keyOf(plan, channel, payload, metadata);
         ScopedKey key = keyForms.stored(channel, readable);
         DeliveryPolicy policy = plan.policy(channel);
-        Delivery delivery = new Delivery(context, plan, channel, key, metadata, arrival(policy, payload, message,
-                metadata), keyForms.previous(channel, readable, policy.retention()));
+        Delivery delivery = new Delivery(context, context.calls(io.vertx.core.Context.isOnEventLoopThread()), plan,
+                channel, key, metadata, arrival(policy, payload, message, metadata),
+                keyForms.previous(channel, readable, policy.retention()));
         ConfirmedKeys.Confirmed confirmed = context.confirmedKeys() == null ? null : context.confirmedKeys().get(key);
         if (confirmed != null) {
             delivery.confirmedEarlier(confirmed.facts(), confirmed.age());
@@ -167,8 +167,8 @@ public class Deliveries {
     void awaitOutput(InboundMessage inbound, Delivery delivery) {
         vertx.setTimer(outputAckTimeout.toMillis(), id -> {
             if (delivery.state() == DeliveryState.AWAITING_OUTPUT_ACK && inbound.settle()) {
-                Blocking.call(() -> delivery.failed(new OutputNotAcknowledgedException(outputAckTimeout)))
-                        .subscribe().with(outcome -> inbound.message().nack(outcome));
+                delivery.failed(new OutputNotAcknowledgedException(outputAckTimeout)).subscribe()
+                        .with(outcome -> inbound.message().nack(outcome));
             }
         });
     }

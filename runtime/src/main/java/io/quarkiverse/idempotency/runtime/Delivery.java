@@ -1,7 +1,6 @@
 package io.quarkiverse.idempotency.runtime;
 
 import java.time.Duration;
-import java.util.function.Supplier;
 
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
@@ -46,19 +45,20 @@ public final class Delivery implements DeliveryView {
     private int failedBefore;
     /** Whether the handler's transaction commits asynchronously: its message is acked once the commit is durable. */
     private boolean committedAsynchronously;
+    /** The key's record found confirmed by a commit that may not be durable yet ({@link DeliveryState#FOUND_DONE}). */
+    private Claim found;
 
-    Delivery(DeliveryContext context, MethodPlan plan, String channel, ScopedKey key, Metadata metadata) {
-        this(context, plan, channel, key, metadata, Arrival.UNKNOWN, null);
-    }
-
-    Delivery(DeliveryContext context, MethodPlan plan, String channel, ScopedKey key, Metadata metadata,
-            Arrival arrival, ScopedKey previousKey) {
+    /**
+     * @param calls the store calls of this delivery, made without blocking when it runs on an event loop
+     */
+    Delivery(DeliveryContext context, KeyCalls calls, MethodPlan plan, String channel, ScopedKey key,
+            Metadata metadata, Arrival arrival, ScopedKey previousKey) {
         this.context = context;
         this.target = new DeliveryTarget(plan, plan.policy(channel), channel, key, metadata);
         this.key = key;
         this.arrival = arrival;
         this.previousKey = previousKey;
-        this.record = new KeyRecord(context, key, target.policy(), arrival.facts());
+        this.record = new KeyRecord(context, calls, key, target.policy(), arrival.facts());
     }
 
     /**
@@ -85,95 +85,41 @@ public final class Delivery implements DeliveryView {
         end(DeliveryState.DUPLICATE, null, null);
     }
 
-    /** Claims the key on a lease; answers whether the handler runs, throws the outcome when it must not run now. */
-    public boolean claim() {
-        Claim claim = ask(record::claim);
-        if (claim.result() == ClaimResult.TAKEN_OVER) {
-            context.listener().tookOver(this);
-            claim = countLostAttempt();
-        }
-        if (claim.result() == ClaimResult.NEW && previousKey != null) {
-            claim = underPreviousForm(claim);
-        }
-        return claimedOnLease(claim);
+    /**
+     * Claims the key on a lease. Completes with whether the handler runs (holding the lease if so), or fails with the
+     * outcome when it must not run now. A dead owner's claim is taken over once its attempt is counted; while the key
+     * storage changes, the key's other form answers for it.
+     */
+    public Uni<Boolean> claim() {
+        return ask(record.claim())
+                .chain(claim -> claim.result() == ClaimResult.TAKEN_OVER ? countLostAttempt() : now(claim))
+                .chain(claim -> claim.result() == ClaimResult.NEW && previousKey != null ? underPreviousForm(claim)
+                        : now(claim))
+                .chain(this::claimedOnLease)
+                .chain(run -> state == DeliveryState.FOUND_DONE ? foundDurable().replaceWith(false) : now(run));
     }
 
     // The lease-mode claim's answer, the previous form looked at: whether the handler runs, holding the lease if so.
-    private boolean claimedOnLease(Claim claim) {
+    private synchronized Uni<Boolean> claimedOnLease(Claim claim) {
+        if (state.ended()) {
+            // abandoned while its claim was on its way: a claim it got is given up, not held
+            boolean held = claim.result() == ClaimResult.NEW || claim.result() == ClaimResult.TAKEN_OVER;
+            return held ? record.release().replaceWith(false) : now(false);
+        }
         boolean run = claimed(claim, DeliveryState.CLAIMED);
         if (run) {
             record.hold();
         }
-        return run;
+        return now(run);
     }
 
     /**
-     * {@link #claim()}, for a method on the event loop: each store call made without blocking. Completes with whether
-     * the handler runs, or fails with the outcome when it must not run now.
+     * Writes the key, as confirmed, in the handler's active transaction. Completes with whether the handler runs
+     * ({@code false} for a duplicate, or in state {@link DeliveryState#EXPIRED}: a dead owner's claim to take over on a
+     * lease first).
      */
-    Uni<Boolean> claimWithoutBlocking() {
-        ReactiveKeys keys;
-        try {
-            keys = context.nonBlocking().keys();
-        } catch (IllegalStateException e) {
-            return Uni.createFrom().failure(storeFailed("claim", e));
-        }
-        return askWithoutBlocking(keys).chain(claim -> {
-            if (claim.result() == ClaimResult.TAKEN_OVER) {
-                context.listener().tookOver(this);
-                return countLostAttempt(keys);
-            }
-            return Uni.createFrom().item(claim);
-        }).chain(claim -> claim.result() == ClaimResult.NEW && previousKey != null ? underPreviousForm(keys, claim)
-                : Uni.createFrom().item(claim))
-                .chain(claim -> {
-                    synchronized (this) {
-                        if (state.ended()) {
-                            // abandoned while its claim was on its way: a claim it got is given up, not held
-                            boolean held = claim.result() == ClaimResult.NEW || claim.result() == ClaimResult.TAKEN_OVER;
-                            return held ? record.release(keys).replaceWith(false) : Uni.createFrom().item(false);
-                        }
-                        return Uni.createFrom().item(claimedOnLease(claim));
-                    }
-                });
-    }
-
-    /** @return whether this delivery's store calls can be made without blocking ({@link #claimWithoutBlocking()}) */
-    boolean callsWithoutBlocking() {
-        return context.nonBlocking().unavailable() == null;
-    }
-
-    private Uni<Claim> askWithoutBlocking(ReactiveKeys keys) {
-        long start = System.nanoTime();
-        return record.claim(keys).onItemOrFailure().transformToUni((claim, e) -> {
-            if (e != null) {
-                return Uni.createFrom().failure(storeFailed("claim", e));
-            }
-            context.listener().claimAnswered(this, System.nanoTime() - start);
-            return Uni.createFrom().item(claim);
-        });
-    }
-
-    /**
-     * Writes the key, as confirmed, in the handler's active transaction. Answers whether the handler runs ({@code false}
-     * for a duplicate, or in state {@link DeliveryState#EXPIRED}: a dead owner's claim to take over on a lease first).
-     */
-    boolean claimInTransaction() {
-        return claimedInTransaction(ask(record::claimInTransaction));
-    }
-
-    /**
-     * {@link #claimInTransaction()}, for a claim that a reactive handler's session answered, asked at {@code start}
-     * ({@link System#nanoTime()}).
-     */
-    boolean answeredInTransaction(Claim claim, long start) {
-        context.listener().claimAnswered(this, System.nanoTime() - start);
-        return claimedInTransaction(claim);
-    }
-
-    /** A statement of a reactive handler's session that writes the key failed: the store failed, never counted. */
-    StoreUnavailableException sessionFailed(String operation, Throwable e) {
-        return storeFailed(operation, e);
+    Uni<Boolean> claimInTransaction(TransactionKeys transaction) {
+        return ask(record.claimInTransaction(transaction)).map(this::claimedInTransaction);
     }
 
     private boolean claimedInTransaction(Claim claim) {
@@ -188,16 +134,15 @@ public final class Delivery implements DeliveryView {
         return run;
     }
 
-    private Claim ask(Supplier<Claim> store) {
+    private Uni<Claim> ask(Uni<Claim> claim) {
         long start = System.nanoTime();
-        Claim claim;
-        try {
-            claim = store.get();
-        } catch (RuntimeException e) {
-            throw storeFailed("claim", e);
-        }
-        context.listener().claimAnswered(this, System.nanoTime() - start);
-        return claim;
+        return claim.onItemOrFailure().transformToUni((answer, e) -> {
+            if (e != null) {
+                return Uni.createFrom().failure(storeFailed("claim", e));
+            }
+            context.listener().claimAnswered(this, System.nanoTime() - start);
+            return now(answer);
+        });
     }
 
     /**
@@ -211,83 +156,45 @@ public final class Delivery implements DeliveryView {
     // The key is new in its current form, but the storage changed within a retention: a record of the key in the other
     // form answers for it. A confirmed one makes this a duplicate, and this claim is confirmed, so that the current form
     // answers from now on; a dead-lettered or held one keeps its answer, and this claim is given up.
-    private Claim underPreviousForm(Claim claimed) {
-        Claim earlier;
-        try {
-            earlier = context.store().peek(previousKey);
-        } catch (RuntimeException e) {
-            record.release();
-            throw storeFailed("look up the earlier form of", e);
-        }
-        switch (earlier.result()) {
-            case DONE -> {
-                try {
-                    record.confirm();
-                } catch (RuntimeException e) {
-                    // still a duplicate; the next one looks up the earlier form again
-                }
-                return earlier;
-            }
-            case DEAD_LETTERED, BUSY -> {
-                record.release();
-                return earlier;
-            }
-            default -> {
-                return claimed;
-            }
-        }
-    }
-
-    // underPreviousForm(claimed), without blocking.
-    private Uni<Claim> underPreviousForm(ReactiveKeys keys, Claim claimed) {
-        return keys.peek(previousKey).onItemOrFailure().<Claim> transformToUni((earlier, e) -> {
+    private Uni<Claim> underPreviousForm(Claim claimed) {
+        return record.peek(previousKey).onItemOrFailure().transformToUni((earlier, e) -> {
             if (e != null) {
-                return record.release(keys).onItem().transformToUni(
-                        ignored -> Uni.createFrom().<Claim> failure(storeFailed("look up the earlier form of", e)));
+                return record.release().chain(() -> Uni.createFrom().failure(
+                        storeFailed("look up the earlier form of", e)));
             }
             return switch (earlier.result()) {
                 // still a duplicate if the confirm fails; the next one looks up the earlier form again
-                case DONE -> record.confirm(keys).onFailure().recoverWithItem(false).replaceWith(earlier);
-                case DEAD_LETTERED, BUSY -> record.release(keys).replaceWith(earlier);
-                default -> Uni.createFrom().item(claimed);
+                case DONE -> record.confirm().onFailure().recoverWithItem(false).replaceWith(earlier);
+                case DEAD_LETTERED, BUSY -> record.release().replaceWith(earlier);
+                default -> now(claimed);
             };
         });
     }
 
     // The owner died or stalled: its attempt counts, so a message that kills its process meets the end of its budget.
-    private Claim countLostAttempt() {
+    private Uni<Claim> countLostAttempt() {
+        context.listener().tookOver(this);
         LeaseExpiredException lost = new LeaseExpiredException(key);
-        int counted;
-        try {
-            counted = record.countFailure(lost.getMessage());
-        } catch (RuntimeException e) {
-            throw storeFailed("count the lost attempt of", e);
-        }
-        lostAttemptCounted(counted, lost);
-        return ask(record::claim);
-    }
-
-    // countLostAttempt(), without blocking.
-    private Uni<Claim> countLostAttempt(ReactiveKeys keys) {
-        LeaseExpiredException lost = new LeaseExpiredException(key);
-        return record.countFailure(keys, lost.getMessage())
+        return record.countFailure(lost.getMessage())
                 .onFailure().transform(e -> storeFailed("count the lost attempt of", e))
                 .chain(counted -> {
-                    lostAttemptCounted(counted, lost);
-                    return askWithoutBlocking(keys);
+                    if (counted > 0 && target.policy().retry().spentBy(counted)) {
+                        throw end(DeliveryState.DEAD_LETTERED, new AttemptsExhaustedException(key, counted, lost), lost);
+                    }
+                    return ask(record.claim());
                 });
-    }
-
-    private void lostAttemptCounted(int counted, LeaseExpiredException lost) {
-        if (counted > 0 && target.policy().retry().spentBy(counted)) {
-            throw end(DeliveryState.DEAD_LETTERED, new AttemptsExhaustedException(key, counted, lost), lost);
-        }
     }
 
     private boolean claimed(Claim claim, DeliveryState held) {
         switch (claim.result()) {
             case DONE -> {
-                duplicate(claim.seen(), claim.age());
+                if (target.policy().asynchronousCommit()) {
+                    // visible, maybe not durable yet: a duplicate once a flush passed it (foundDurable)
+                    found = claim;
+                    state = DeliveryState.FOUND_DONE;
+                } else {
+                    duplicate(claim.seen(), claim.age());
+                }
                 return false;
             }
             case BUSY -> throw end(DeliveryState.BUSY, new DeliveryInProgressException(key,
@@ -309,27 +216,17 @@ public final class Delivery implements DeliveryView {
 
     /**
      * Confirms a lease-mode claim in the handler's active transaction, so that the work and the key commit together.
-     * Answers {@code false} when the claim was taken over: the caller rolls the transaction back.
+     * Completes with {@code false} when the claim was taken over: the caller rolls the transaction back.
      */
-    boolean confirmInTransaction() {
-        boolean confirmed;
-        try {
-            confirmed = record.confirmInTransaction();
-        } catch (HandlerTransactionAbortedException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw storeFailed("confirm", e);
-        }
-        return confirmedInTransaction(confirmed);
-    }
-
-    /**
-     * A reactive handler's session confirmed the lease-mode claim ({@code true}), or found it taken over: the caller
-     * rolls the transaction back.
-     */
-    boolean confirmedInTransaction(boolean confirmed) {
-        state = confirmed ? DeliveryState.CONFIRMED_IN_TRANSACTION : DeliveryState.LOST_IN_TRANSACTION;
-        return confirmed;
+    Uni<Boolean> confirmInTransaction(TransactionKeys transaction) {
+        return record.confirmInTransaction(transaction).onItemOrFailure().transformToUni((confirmed, e) -> {
+            if (e != null) {
+                return Uni.createFrom().failure(e instanceof HandlerTransactionAbortedException ? e
+                        : storeFailed("confirm", e));
+            }
+            state = confirmed ? DeliveryState.CONFIRMED_IN_TRANSACTION : DeliveryState.LOST_IN_TRANSACTION;
+            return now(confirmed);
+        });
     }
 
     /** @return this delivery's claim token */
@@ -364,86 +261,76 @@ public final class Delivery implements DeliveryView {
 
     /**
      * The handler returned and its transaction (if any) committed; for a processor, its output was acknowledged.
-     * Confirms the key unless it is confirmed already; throws when that still is a failure (a rollback, a lost claim).
+     * Confirms the key unless it is confirmed already. Completes once the outcome is settled; fails when that still is
+     * a failure (a rollback, a lost claim).
      */
-    public synchronized void succeeded() {
+    public synchronized Uni<Void> succeeded() {
         switch (state) {
             case WRITTEN_IN_TRANSACTION, CONFIRMED_IN_TRANSACTION -> {
                 if (committedAsynchronously) {
-                    awaitDurable();
+                    return awaitDurable();
                 }
                 handled();
+                return Uni.createFrom().voidItem();
             }
-            case CLAIMED, AWAITING_OUTPUT_ACK -> confirmOnItsOwn();
-            case LOST_IN_TRANSACTION -> throw end(DeliveryState.CLAIM_LOST, new ClaimLostException(key), null);
-            case ROLLED_BACK -> throw countFailure(new HandlerRolledBackException(key));
+            case CLAIMED, AWAITING_OUTPUT_ACK -> {
+                return confirmOnItsOwn();
+            }
+            case FOUND_DONE -> {
+                return foundDurable(); // found in the handler's transaction, waited for once it ended
+            }
+            case LOST_IN_TRANSACTION -> {
+                return Uni.createFrom().failure(end(DeliveryState.CLAIM_LOST, new ClaimLostException(key), null));
+            }
+            case ROLLED_BACK -> {
+                return countFailure(new HandlerRolledBackException(key)).chain(e -> Uni.createFrom().failure(e));
+            }
             default -> {
-                if (answer != null && state != DeliveryState.HANDLED) {
-                    throw answer;
-                }
+                return answer != null && state != DeliveryState.HANDLED ? Uni.createFrom().failure(answer)
+                        : Uni.createFrom().voidItem();
             }
         }
     }
 
     // Not acked, never counted: the commit may be lost with the store's server, so the message comes back; its
     // redelivery finds the key if the commit was kept, and runs the work again if it was not.
-    private void awaitDurable() {
-        try {
-            record.awaitDurable();
-        } catch (RuntimeException e) {
-            record.letGo();
-            throw storeFailed("learn whether the commit is durable, of", e);
-        }
-    }
-
-    private void confirmOnItsOwn() {
-        record.letGo();
-        boolean confirmed;
-        try {
-            confirmed = record.confirm();
-        } catch (RuntimeException e) {
-            end(DeliveryState.UNCONFIRMED, null, e);
-            return;
-        }
-        confirmedOnItsOwn(confirmed);
-    }
-
-    private void confirmedOnItsOwn(boolean confirmed) {
-        if (confirmed) {
+    private Uni<Void> awaitDurable() {
+        return record.awaitDurable().onItemOrFailure().transformToUni((ignored, e) -> {
+            if (e != null) {
+                record.letGo();
+                return Uni.createFrom().failure(storeFailed("learn whether the commit is durable, of", e));
+            }
             handled();
-        } else {
-            end(DeliveryState.CLAIM_LOST, null, null); // the work happened: the message is acked all the same
-        }
+            return Uni.createFrom().voidItem();
+        });
     }
 
-    /**
-     * {@link #succeeded()}, for a method on the event loop: its lease-mode claim is confirmed without blocking. Completes
-     * once the outcome is settled, or fails as {@link #succeeded()} throws.
-     */
-    Uni<Void> succeededWithoutBlocking() {
-        if (state == DeliveryState.AWAITING_OUTPUT_ACK || state == DeliveryState.ROLLED_BACK || committedAsynchronously) {
-            // store calls of shapes the build keeps off the event loop: made on a worker thread all the same
-            return Blocking.call(() -> {
-                succeeded();
-                return null;
-            });
-        }
-        if (state != DeliveryState.CLAIMED) {
-            return Uni.createFrom().item(() -> {
-                succeeded(); // no store call: the delivery ended, or its key is confirmed
-                return null;
-            });
-        }
+    // The key was found confirmed on a channel whose commits are asynchronous: its commit is visible, but a crash of
+    // the store's server before its WAL flush would lose it, with the work. Acked as a duplicate only once a flush
+    // passed it; if that cannot be learnt, not acked and never counted, like the delivery that wrote it.
+    private Uni<Void> foundDurable() {
+        return record.awaitDurable().onItemOrFailure().transformToUni((ignored, e) -> {
+            if (e != null) {
+                return Uni.createFrom().failure(storeFailed("learn whether the commit is durable, of", e));
+            }
+            duplicate(found.seen(), found.age());
+            return Uni.createFrom().voidItem();
+        });
+    }
+
+    private Uni<Void> confirmOnItsOwn() {
         record.letGo();
-        return record.confirm(context.nonBlocking().keys()).onItemOrFailure().transform((confirmed, e) -> {
+        return record.confirm().onItemOrFailure().transform((confirmed, e) -> {
             synchronized (this) {
                 if (state.ended()) {
                     return null; // abandoned meanwhile: it ended once, as that
                 }
                 if (e != null) {
                     end(DeliveryState.UNCONFIRMED, null, e);
+                } else if (confirmed) {
+                    handled();
                 } else {
-                    confirmedOnItsOwn(confirmed);
+                    end(DeliveryState.CLAIM_LOST, null, null); // the work happened: the message is acked all the same
                 }
             }
             return null;
@@ -460,60 +347,21 @@ public final class Delivery implements DeliveryView {
 
     /**
      * The handler failed (it threw, its stage failed, its transaction could not commit, or its output was nacked):
-     * counts the attempt, unless the failure is an outcome of this extension, and answers what to nack with.
+     * counts the attempt, unless the failure is an outcome of this extension. Completes with what to nack with.
      */
-    public synchronized IdempotencyException failed(Throwable failure) {
+    public synchronized Uni<IdempotencyException> failed(Throwable failure) {
         record.letGo();
         if (failure instanceof StoreUnavailableException unavailable && !state.ended()) {
-            return end(DeliveryState.STORE_FAILED, unavailable, unavailable.getCause()); // never counted
+            return now(end(DeliveryState.STORE_FAILED, unavailable, unavailable.getCause())); // never counted
         }
         return switch (state) {
             case KEYED, CLAIMED, WRITTEN_IN_TRANSACTION, CONFIRMED_IN_TRANSACTION, AWAITING_OUTPUT_ACK, ROLLED_BACK,
                     EXPIRED ->
                 countFailure(failure);
-            case LOST_IN_TRANSACTION -> end(DeliveryState.CLAIM_LOST, new ClaimLostException(key), null);
-            case STORE_FAILED -> {
-                record.releaseQuietly();
-                yield answer;
-            }
-            default -> answer != null ? answer : failure instanceof IdempotencyException e ? e : notCounted(failure);
+            case LOST_IN_TRANSACTION -> now(end(DeliveryState.CLAIM_LOST, new ClaimLostException(key), null));
+            case STORE_FAILED -> record.releaseQuietly().replaceWith(answer);
+            default -> now(answer != null ? answer : failure instanceof IdempotencyException e ? e : notCounted(failure));
         };
-    }
-
-    /**
-     * {@link #failed}, for a method on the event loop: the attempt is counted without blocking. Completes with what to
-     * nack with.
-     */
-    Uni<IdempotencyException> failedWithoutBlocking(Throwable failure) {
-        ReactiveKeys keys = context.nonBlocking().keys();
-        synchronized (this) {
-            record.letGo();
-            if (failure instanceof StoreUnavailableException unavailable && !state.ended()) {
-                return Uni.createFrom().item(end(DeliveryState.STORE_FAILED, unavailable, unavailable.getCause()));
-            }
-            switch (state) {
-                case KEYED, CLAIMED, WRITTEN_IN_TRANSACTION, CONFIRMED_IN_TRANSACTION, AWAITING_OUTPUT_ACK,
-                        ROLLED_BACK, EXPIRED:
-                    break;
-                case STORE_FAILED:
-                    return record.releaseQuietly(keys).replaceWith(answer);
-                default:
-                    return Uni.createFrom().item(failed(failure)); // no store call
-            }
-        }
-        return record.countFailure(keys, String.valueOf(failure)).onItemOrFailure().transformToUni((counted, e) -> {
-            synchronized (this) {
-                if (state.ended()) {
-                    // abandoned meanwhile: it ended once, as that
-                    return Uni.createFrom().item(answer != null ? answer : notCounted(failure));
-                }
-                if (e != null) {
-                    StoreUnavailableException unavailable = storeFailed("count a failed attempt of", e);
-                    return record.releaseQuietly(keys).replaceWith(unavailable);
-                }
-                return Uni.createFrom().item(failureCounted(counted, failure));
-            }
-        });
     }
 
     /** The handler's result was cancelled: its outcome is unknown, so its claim is left to run out with its lease. */
@@ -524,17 +372,21 @@ public final class Delivery implements DeliveryView {
         }
     }
 
-    private IdempotencyException countFailure(Throwable failure) {
-        int counted;
-        try {
-            counted = record.countFailure(String.valueOf(failure));
-        } catch (RuntimeException e) {
-            // never decided on a guess: a store that cannot count never spends the budget
-            StoreUnavailableException unavailable = storeFailed("count a failed attempt of", e);
-            record.releaseQuietly();
-            return unavailable;
-        }
-        return failureCounted(counted, failure);
+    private Uni<IdempotencyException> countFailure(Throwable failure) {
+        return record.countFailure(String.valueOf(failure)).onItemOrFailure().transformToUni((counted, e) -> {
+            synchronized (this) {
+                if (state.ended()) {
+                    // abandoned meanwhile: it ended once, as that
+                    return now(answer != null ? answer : notCounted(failure));
+                }
+                if (e != null) {
+                    // never decided on a guess: a store that cannot count never spends the budget
+                    IdempotencyException unavailable = storeFailed("count a failed attempt of", e);
+                    return record.releaseQuietly().replaceWith(unavailable);
+                }
+                return now(failureCounted(counted, failure));
+            }
+        });
     }
 
     private IdempotencyException failureCounted(int counted, Throwable failure) {
@@ -555,12 +407,20 @@ public final class Delivery implements DeliveryView {
         return end(DeliveryState.STORE_FAILED, new StoreUnavailableException(operation, key, e), e);
     }
 
-    private <E extends IdempotencyException> E end(DeliveryState ended, E result, Throwable cause) {
+    // A delivery ends once: a later end (an answer that arrives after it was abandoned) changes and reports nothing.
+    private synchronized <E extends IdempotencyException> E end(DeliveryState ended, E result, Throwable cause) {
+        if (state.ended()) {
+            return result;
+        }
         answer = result;
         state = ended;
         context.holders().release(key, this);
         context.listener().ended(this, cause);
         return result;
+    }
+
+    private static <T> Uni<T> now(T item) {
+        return Uni.createFrom().item(item);
     }
 
     @Override

@@ -14,15 +14,25 @@ import io.quarkiverse.idempotency.IdempotencyStore;
  * @param tokens this process's worker id and the claims' tokens
  * @param requeueDelay how long a busy or store-failed message waits before it is redelivered
  * @param holders the keys held by deliveries of this process right now
- * @param nonBlocking the store's calls without blocking, for methods on the event loop
+ * @param nonBlocking the store's calls without blocking, for deliveries on an event loop
  */
 record DeliveryContext(IdempotencyStore store, DeliveryListener listener, LeaseRenewer renewer,
         ConfirmedKeys confirmedKeys, ClaimTokens tokens, Duration requeueDelay, LocalHolders holders,
         NonBlockingStore nonBlocking) {
 
-    DeliveryContext(IdempotencyStore store, DeliveryListener listener, LeaseRenewer renewer,
-            ConfirmedKeys confirmedKeys, ClaimTokens tokens, Duration requeueDelay, LocalHolders holders) {
-        this(store, listener, renewer, confirmedKeys, tokens, requeueDelay, holders,
-                new NonBlockingStore(store, java.util.List.of()));
+    /**
+     * The one place that picks where a delivery's store calls run.
+     *
+     * @param onEventLoop whether the delivery starts on an event loop
+     * @return the store's calls without blocking for a delivery on an event loop when the store has them; else the
+     *         store's own calls, on the calling thread when they never block or it is a worker thread, on the worker
+     *         pool when asked from an event loop
+     */
+    KeyCalls calls(boolean onEventLoop) {
+        if (store.neverBlocks()) {
+            return nonBlocking.onCallingThread();
+        }
+        KeyCalls withoutBlocking = onEventLoop ? nonBlocking.keysIfAny() : null;
+        return withoutBlocking != null ? withoutBlocking : nonBlocking.offloading();
     }
 }

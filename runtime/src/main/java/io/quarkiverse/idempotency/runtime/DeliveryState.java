@@ -10,6 +10,7 @@ package io.quarkiverse.idempotency.runtime;
  *     │        └── EXPIRED ◀─┐       └─confirmInTransaction()─▶ CONFIRMED_IN_TRANSACTION ──succeeded()──▶ HANDLED
  *     └─claimInTransaction()─┴────▶ WRITTEN_IN_TRANSACTION ──succeeded()──▶ HANDLED
  *   a claim ─▶ DUPLICATE | PAYLOAD_MISMATCH | BUSY | DEAD_LETTERED       a transaction that rolled back ─▶ ROLLED_BACK
+ *   a claim, commits asynchronous ─▶ FOUND_DONE ──a flush──▶ DUPLICATE | PAYLOAD_MISMATCH
  *   any held state ──failed()──▶ RETRYING | DEAD_LETTERED        a claim taken over ─▶ CLAIM_LOST
  *   a failing store ─▶ STORE_FAILED                              a cancelled handler ─▶ ABANDONED
  * </pre>
@@ -23,6 +24,11 @@ public enum DeliveryState {
     EXPIRED,
     /** A lease-mode claim is held (renewed while the handler runs). */
     CLAIMED,
+    /**
+     * The key was found confirmed on a channel that commits asynchronously: a duplicate once a WAL flush passed that
+     * commit.
+     */
+    FOUND_DONE,
     /** The key is written as confirmed in the handler's transaction, not committed yet. */
     WRITTEN_IN_TRANSACTION,
     /** The lease-mode claim is confirmed in the handler's transaction, not committed yet. */

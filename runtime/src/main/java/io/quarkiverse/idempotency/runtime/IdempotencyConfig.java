@@ -78,6 +78,18 @@ public interface IdempotencyConfig {
     KeyStorage keyStorage();
 
     /**
+     * The name of this instance of the application: the same across its restarts, and used by no other instance running
+     * at the same time (on Kubernetes, the pod's name, {@code ${HOSTNAME}}: a container restarted in its pod keeps it,
+     * and so does a StatefulSet's pod). When set, an instance that starts ends at once the leases of the claims its
+     * earlier starts left, instead of waiting for them to run out: after a crash loop, the messages that were running
+     * are taken over within seconds of the last restart, each takeover still counted as its dead holder's attempt. Two
+     * instances running at once under one name would take each other's live claims over, so leave it unset (the
+     * default: a dead instance's claims wait for their leases) where names are not unique. At most 64 characters,
+     * without {@code @} or {@code #}.
+     */
+    Optional<String> instanceId();
+
+    /**
      * The secret of the keys' digests ({@code key-storage=digest}), at least 32 characters: without it, a key's digest
      * could be recomputed from a guessed key. Keep it as long as keys written with it live (a retention); changing it
      * turns every live key into a new one. Set it from a secret store, not in a file under version control.

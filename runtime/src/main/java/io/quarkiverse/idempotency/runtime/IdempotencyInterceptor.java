@@ -81,21 +81,21 @@ public class IdempotencyInterceptor {
     /**
      * A method returning {@code Uni} or {@code CompletionStage} without {@code @Blocking}, on its event loop: its key is
      * claimed on a lease, confirmed, or its failure counted, by store calls that do not block
-     * ({@link ReactiveKeys}); the method itself runs on the message's context, where it was called.
+     * ({@link KeyCalls}); the method itself runs on the message's context, where it was called.
      */
     private static Uni<Object> onEventLoop(InvocationContext ic, Delivery delivery, InboundMessage inbound) {
         if (delivery.isDuplicate()) {
             return Uni.createFrom().nullItem();
         }
         Context context = Vertx.currentContext();
-        return OnContext.resume(delivery.claimWithoutBlocking(), context, false).chain(run -> {
+        return OnContext.resume(delivery.claim(), context, false).chain(run -> {
             if (!run) {
                 return Uni.createFrom().nullItem();
             }
             // settled back on the message's context, wherever the method's stage completed
             return OnContext.resume(attempt(ic).onItemOrFailure().transformToUni((item, failure) -> failure != null
-                    ? delivery.failedWithoutBlocking(failure).onItem().transformToUni(e -> Uni.createFrom().failure(e))
-                    : delivery.succeededWithoutBlocking().map(ignored -> {
+                    ? delivery.failed(failure).onItem().transformToUni(e -> Uni.createFrom().failure(e))
+                    : delivery.succeeded().map(ignored -> {
                         if (delivery.state() == DeliveryState.HANDLED) {
                             inbound.handled();
                         }
@@ -130,28 +130,23 @@ public class IdempotencyInterceptor {
             InboundMessage inbound, Context context) {
         return attempt.onItemOrFailure().transformToUni((item, failure) -> {
             if (failure != null) {
-                if (delivery.callsWithoutBlocking()) {
-                    return OnContext.resume(delivery.failedWithoutBlocking(failure), context)
-                            .onItem().transformToUni(e -> Uni.createFrom().failure(e));
-                }
-                return onContext(Blocking.call(() -> {
-                    throw delivery.failed(failure);
-                }), context);
+                return OnContext.resume(delivery.failed(failure), context)
+                        .onItem().transformToUni(e -> Uni.createFrom().failure(e));
             }
             DeliveryState state = delivery.state();
             if (state == DeliveryState.WRITTEN_IN_TRANSACTION || state == DeliveryState.CONFIRMED_IN_TRANSACTION) {
-                delivery.succeeded(); // no store call
-                inbound.handled();
-                return Uni.createFrom().item(item);
+                // no store call: the key was written or confirmed in the transaction that committed
+                return delivery.succeeded().map(ignored -> {
+                    inbound.handled();
+                    return item;
+                });
             }
             if (state == DeliveryState.EXPIRED) {
                 // a dead owner's claim held the key: taken over on a lease, its attempt counted, then run again
                 return settled(onLease(ic, delivery, context), ic, delivery, inbound, context);
             }
-            return state.ended() ? Uni.createFrom().nullItem() : onContext(Blocking.call(() -> {
-                delivery.succeeded();
-                return item;
-            }), context);
+            return state.ended() ? Uni.createFrom().nullItem()
+                    : OnContext.resume(delivery.succeeded().replaceWith(item), context);
         });
     }
 
@@ -165,17 +160,9 @@ public class IdempotencyInterceptor {
     }
 
     // Claims the key on a lease without blocking the event loop (through the reactive client, or else over JDBC on a
-    // worker thread), then runs the method in a transaction that confirms the claim.
+    // worker thread), then runs the method, back on the message's context, in a transaction that confirms the claim.
     private static Uni<Object> onLease(InvocationContext ic, Delivery delivery, Context context) {
-        Uni<Boolean> claimed = delivery.callsWithoutBlocking()
-                ? OnContext.resume(delivery.claimWithoutBlocking(), context, false)
-                : onContext(Blocking.call(delivery::claim), context);
-        return claimed.chain(run -> run ? attempt(ic) : Uni.createFrom().nullItem());
-    }
-
-    // Back on the message's Vert.x context, where its session and its transaction live.
-    private static <T> Uni<T> onContext(Uni<T> uni, Context context) {
-        return context == null ? uni : uni.emitOn(command -> context.runOnContext(ignored -> command.run()));
+        return OnContext.resume(delivery.claim(), context, false).chain(run -> run ? attempt(ic) : Uni.createFrom().nullItem());
     }
 
     /**
@@ -214,7 +201,7 @@ public class IdempotencyInterceptor {
         // and a message that may have been delivered before (its attempt may have killed a process), claims it here
         // on a lease, committed on its own, so that an attempt that dies is counted.
         boolean leaseFirst = !plan.inTransaction() || inbound.mayBeRedelivered() || delivery.changingKeyForm();
-        if (delivery.isDuplicate() || (leaseFirst && !delivery.claim())) {
+        if (delivery.isDuplicate() || (leaseFirst && !Blocking.await(delivery.claim()))) {
             return null; // a processor returning null emits nothing and acks the message
         }
         ic.getContextData().put(Delivery.CONTEXT_KEY, delivery);
@@ -222,7 +209,7 @@ public class IdempotencyInterceptor {
         if (delivery.state() == DeliveryState.EXPIRED) {
             // A dead owner's claim held the key: taken over on a lease, its attempt counted, outside the transaction
             // that found it; then the method runs in a transaction of its own.
-            if (!delivery.claim()) {
+            if (!Blocking.await(delivery.claim())) {
                 return null;
             }
             result = proceed(ic, delivery);
@@ -232,7 +219,7 @@ public class IdempotencyInterceptor {
             deliveries.awaitOutput(inbound, delivery);
             return result;
         }
-        delivery.succeeded();
+        Blocking.await(delivery.succeeded());
         if (delivery.state() == DeliveryState.HANDLED) {
             inbound.handled();
         }
@@ -243,13 +230,13 @@ public class IdempotencyInterceptor {
         try {
             return ic.proceed();
         } catch (Throwable t) {
-            throw delivery.failed(t);
+            throw Blocking.await(delivery.failed(t));
         }
     }
 
     private static Uni<Object> aroundUni(InvocationContext ic, MethodPlan plan, Delivery delivery) {
         try {
-            if (delivery.isDuplicate() || !delivery.claim()) {
+            if (delivery.isDuplicate() || !Blocking.await(delivery.claim())) {
                 return Uni.createFrom().nullItem();
             }
         } catch (RuntimeException e) {
@@ -259,19 +246,18 @@ public class IdempotencyInterceptor {
         try {
             handled = toUni(ic.proceed());
         } catch (Throwable t) {
-            return Uni.createFrom().failure(delivery.failed(t));
+            return delivery.failed(t).onItem().transformToUni(e -> Uni.createFrom().failure(e));
         }
-        return handled.onItemOrFailure().transformToUni((item, failure) -> Blocking.call(() -> {
+        return handled.onItemOrFailure().transformToUni((item, failure) -> {
             if (failure != null) {
-                throw delivery.failed(failure);
+                return delivery.failed(failure).onItem().transformToUni(e -> Uni.createFrom().<Object> failure(e));
             }
             if (plan.processor()) {
                 delivery.awaitOutputAck();
-            } else {
-                delivery.succeeded();
+                return Uni.createFrom().item(item);
             }
-            return item;
-        })).onCancellation().invoke(delivery::abandoned);
+            return delivery.succeeded().replaceWith(item);
+        }).onCancellation().invoke(delivery::abandoned);
     }
 
     private Object aroundMessage(InvocationContext ic, MethodPlan plan) throws Exception {
@@ -292,7 +278,7 @@ public class IdempotencyInterceptor {
             if (inbound != null) {
                 inbound.started(delivery);
             }
-            if (delivery.isDuplicate() || !delivery.claim()) {
+            if (delivery.isDuplicate() || !Blocking.await(delivery.claim())) {
                 return message.ack();
             }
         } catch (IdempotencyException e) {
@@ -305,13 +291,13 @@ public class IdempotencyInterceptor {
         try {
             handled = toUni(ic.proceed());
         } catch (Throwable t) {
-            return message.nack(delivery.failed(t));
+            return delivery.failed(t).subscribeAsCompletionStage().thenCompose(message::nack);
         }
         // A stage that fails without nacking is nacked by the mediator on the original message, which this delivery
         // does not see: the stage fails with the delivery's outcome instead (settling twice answers the first outcome).
-        return handled.onFailure().recoverWithUni(failure -> Blocking.call(() -> {
-            throw delivery.failed(failure);
-        })).onCancellation().invoke(delivery::abandoned).replaceWithVoid().subscribeAsCompletionStage();
+        return handled.onFailure().recoverWithUni(failure -> delivery.failed(failure)
+                .onItem().transformToUni(e -> Uni.createFrom().failure(e))).onCancellation().invoke(delivery::abandoned)
+                .replaceWithVoid().subscribeAsCompletionStage();
     }
 
     @SuppressWarnings("unchecked")

@@ -7,7 +7,6 @@ import java.util.function.Function;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.idempotency.IdempotencyStore;
-import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
 import io.quarkiverse.idempotency.runtime.database.SqlKeyStore;
 import io.quarkus.arc.SyntheticCreationalContext;
 import io.quarkus.runtime.LaunchMode;
@@ -31,7 +30,7 @@ public class IdempotencyRecorder {
                     // a table partitioned by time (read again at runtime: a migration may partition it) fails each
                     // reactive claim instead (SessionKeys)
                     store instanceof SqlKeyStore,
-                    store instanceof InMemoryIdempotencyStore, context.getInjectedReference(NonBlockingStore.class));
+                    store.neverBlocks(), context.getInjectedReference(NonBlockingStore.class));
         };
     }
 

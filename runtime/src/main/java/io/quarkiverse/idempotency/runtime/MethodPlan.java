@@ -74,7 +74,7 @@ public final class MethodPlan {
      * boolean, boolean, boolean, boolean, String, boolean)} of a method that may run on the event loop.
      *
      * @param onEventLoop whether the method returns {@code Uni} or {@code CompletionStage} without {@code @Blocking} or a
-     *        reactive transaction: its lease-mode store calls are then made without blocking ({@link ReactiveKeys})
+     *        reactive transaction: its lease-mode store calls are then made without blocking ({@link KeyCalls})
      */
     public MethodPlan(String description, String singleChannel, String scope, KeyFunction<Object> keyFunction,
             IdempotencyMode mode, Map<String, DeliveryPolicy> policies, IdempotentMethodInfo.Returns returns,

@@ -6,7 +6,6 @@ import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
 import io.quarkiverse.idempotency.IdempotencyStore;
-import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
 import io.quarkus.arc.All;
 
 /**
@@ -18,21 +17,40 @@ import io.quarkus.arc.All;
 public class NonBlockingStore {
 
     private final IdempotencyStore store;
-    private final List<ReactiveKeys.Provider> providers;
-    private volatile ReactiveKeys keys;
+    private final List<KeyCalls.Provider> providers;
+    private final KeyCalls onCallingThread;
+    private final KeyCalls offloading;
+    private volatile KeyCalls keys;
     private volatile String unavailable;
 
     @Inject
-    public NonBlockingStore(IdempotencyStore store, @All List<ReactiveKeys.Provider> providers) {
+    public NonBlockingStore(IdempotencyStore store, @All List<KeyCalls.Provider> providers) {
         this.store = store;
         this.providers = List.copyOf(providers);
+        this.onCallingThread = KeyCalls.onCallingThread(store);
+        this.offloading = KeyCalls.offloading(store);
+    }
+
+    /** @return the store's own calls, made on the calling thread */
+    KeyCalls onCallingThread() {
+        return onCallingThread;
+    }
+
+    /** @return the store's own calls, made on the calling thread when it may block, else on the worker pool */
+    KeyCalls offloading() {
+        return offloading;
+    }
+
+    /** @return the store's calls without blocking, or {@code null} when it has none */
+    KeyCalls keysIfAny() {
+        return unavailable() == null ? keys : null;
     }
 
     /**
      * @return the store's calls without blocking
      * @throws IllegalStateException when it has none ({@link #unavailable()} says why)
      */
-    public ReactiveKeys keys() {
+    public KeyCalls keys() {
         String why = unavailable();
         if (why != null) {
             throw new IllegalStateException("The idempotency store's calls cannot be made without blocking: " + why);
@@ -52,8 +70,8 @@ public class NonBlockingStore {
         if (keys != null || unavailable != null) {
             return;
         }
-        if (store instanceof InMemoryIdempotencyStore) {
-            keys = ReactiveKeys.answeredAtOnce(store);
+        if (store.neverBlocks()) {
+            keys = onCallingThread;
         } else if (providers.isEmpty()) {
             unavailable = "the idempotency store " + store.getClass().getName() + " can make them only through the"
                     + " reactive PostgreSQL client (the database store), which the application does not have: add"

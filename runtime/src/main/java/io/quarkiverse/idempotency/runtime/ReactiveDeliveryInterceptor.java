@@ -8,9 +8,7 @@ import jakarta.interceptor.InvocationContext;
 
 import org.hibernate.reactive.mutiny.Mutiny;
 
-import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimLostException;
-import io.quarkiverse.idempotency.HandlerTransactionAbortedException;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.runtime.database.SessionKeys;
@@ -31,9 +29,6 @@ public class ReactiveDeliveryInterceptor {
 
     /** Just inside {@code @WithTransaction} (PLATFORM_BEFORE + 200), so that its transaction is open here. */
     public static final int PRIORITY = Interceptor.Priority.PLATFORM_BEFORE + 210;
-
-    /** PostgreSQL: the transaction is aborted; commands are ignored until its end. */
-    private static final String IN_FAILED_TRANSACTION = "25P02";
 
     private final SessionKeys keys;
 
@@ -62,62 +57,20 @@ public class ReactiveDeliveryInterceptor {
     }
 
     private Uni<Object> inTransaction(InvocationContext ic, Delivery delivery, Mutiny.QueryProducer session) {
+        TransactionKeys transaction = keys.in(session);
         if (delivery.state() != DeliveryState.KEYED) {
             // claimed on a lease before this transaction (a redelivery, or a dead owner's claim taken over): the
-            // handler runs, and the claim is confirmed in its transaction
-            return handle(ic, delivery, session, true);
+            // handler runs, and the claim is confirmed in its transaction; a failure rolls the transaction back, and
+            // the outer interceptor counts it
+            return IdempotencyInterceptor.attempt(ic).call(() -> delivery.confirmInTransaction(transaction)
+                    .invoke(confirmed -> {
+                        if (!confirmed) {
+                            throw new ClaimLostException(delivery.key()); // taken over: this run's work must not commit
+                        }
+                    }));
         }
-        long start = System.nanoTime();
-        // the common case, a new key, is one insert, and one operator here
-        return keys.insert(session, delivery.key(), delivery.token(), delivery.retention(), delivery.facts()).onItemOrFailure()
-                .transformToUni((inserted, failure) -> {
-                    if (failure != null) {
-                        return Uni.createFrom().failure(delivery.sessionFailed("claim", failure));
-                    }
-                    if (inserted == 1) {
-                        return claimed(ic, delivery, session, SessionKeys.NEW, start);
-                    }
-                    return keys.afterInsert(session, delivery.key(), delivery.token(), delivery.retention(),
-                            delivery.facts())
-                            .onItemOrFailure().transformToUni((claim, again) -> again != null
-                                    ? Uni.createFrom().failure(delivery.sessionFailed("claim", again))
-                                    : claimed(ic, delivery, session, claim, start));
-                });
-    }
-
-    // The handler runs for a new key; a duplicate, or a dead owner's claim to take over first, ends the transaction.
-    private Uni<Object> claimed(InvocationContext ic, Delivery delivery, Mutiny.QueryProducer session, Claim claim,
-            long start) {
-        return delivery.answeredInTransaction(claim, start) ? handle(ic, delivery, session, false)
-                : Uni.createFrom().nullItem();
-    }
-
-    private Uni<Object> handle(InvocationContext ic, Delivery delivery, Mutiny.QueryProducer session,
-            boolean confirm) {
-        // a failure rolls the transaction back; the outer interceptor counts it
-        Uni<Object> handled = IdempotencyInterceptor.attempt(ic);
-        if (!confirm) {
-            return handled;
-        }
-        return handled.call(() -> keys.confirm(session, delivery.key(), delivery.token(), delivery.retention())
-                .onFailure().transform(e -> aborted(e)
-                        ? new HandlerTransactionAbortedException("The transaction of the handler of key '"
-                                + delivery.key() + "' was aborted by a statement of its own that failed and was"
-                                + " caught: its work and its key cannot commit", e)
-                        : delivery.sessionFailed("confirm", e))
-                .invoke(confirmed -> {
-                    if (!delivery.confirmedInTransaction(confirmed)) {
-                        throw new ClaimLostException(delivery.key()); // taken over: this run's work must not commit
-                    }
-                }));
-    }
-
-    private static boolean aborted(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (String.valueOf(t.getMessage()).contains(IN_FAILED_TRANSACTION)) {
-                return true;
-            }
-        }
-        return false;
+        // the handler runs for a new key; a duplicate, or a dead owner's claim to take over first, ends the transaction
+        return delivery.claimInTransaction(transaction)
+                .chain(run -> run ? IdempotencyInterceptor.attempt(ic) : Uni.createFrom().nullItem());
     }
 }

@@ -41,10 +41,7 @@ final class SettlementObserver {
                     if (!settle.getAsBoolean()) {
                         return CompletableFuture.completedFuture(null);
                     }
-                    return Blocking.call(() -> {
-                        d.succeeded();
-                        return null;
-                    }).onItemOrFailure().transformToUni((ignored, failure) -> failure == null
+                    return d.succeeded().onItemOrFailure().transformToUni((ignored, failure) -> failure == null
                             ? Uni.createFrom().completionStage(() -> message.ack(metadata))
                             : Uni.createFrom().completionStage(() -> message.nack(failure, metadata)))
                             .subscribeAsCompletionStage();
@@ -57,7 +54,7 @@ final class SettlementObserver {
                     if (!settle.getAsBoolean()) {
                         return CompletableFuture.completedFuture(null);
                     }
-                    return Blocking.call(() -> d.failed(reason))
+                    return d.failed(reason)
                             .chain(outcome -> Uni.createFrom().completionStage(() -> message.nack(outcome, metadata)))
                             .subscribeAsCompletionStage();
                 });

@@ -32,11 +32,13 @@ public class TransactionalDeliveryInterceptor {
 
     private final TransactionSynchronizationRegistry registry;
     private final IdempotencyStore store;
+    private final TransactionKeys keys;
 
     @Inject
     public TransactionalDeliveryInterceptor(TransactionSynchronizationRegistry registry, IdempotencyStore store) {
         this.registry = registry;
         this.store = store;
+        this.keys = TransactionKeys.jta(store);
     }
 
     @AroundInvoke
@@ -54,7 +56,7 @@ public class TransactionalDeliveryInterceptor {
             return ic.proceed();
         }
         registry.registerInterposedSynchronization(new Ending(delivery));
-        if (delivery.state() == DeliveryState.KEYED && !delivery.claimInTransaction()) {
+        if (delivery.state() == DeliveryState.KEYED && !Blocking.await(delivery.claimInTransaction(keys))) {
             return null; // a duplicate, or a dead owner's claim to take over on a lease first: the handler does not run
         }
         Object result;
@@ -70,7 +72,7 @@ public class TransactionalDeliveryInterceptor {
         }
         try {
             if (registry.getTransactionStatus() == Status.STATUS_ACTIVE && delivery.state() == DeliveryState.CLAIMED
-                    && plan.confirmsInTransaction() && !delivery.confirmInTransaction()) {
+                    && plan.confirmsInTransaction() && !Blocking.await(delivery.confirmInTransaction(keys))) {
                 registry.setRollbackOnly(); // the claim was taken over: this run's work must not commit
             }
         } catch (StoreUnavailableException e) {

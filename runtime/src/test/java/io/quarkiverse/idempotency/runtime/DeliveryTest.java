@@ -80,11 +80,39 @@ class DeliveryTest {
     Delivery delivery(IdempotencyMode mode, DeliveryPolicy policy, Arrival arrival, ScopedKey previousKey) {
         MethodPlan plan = new MethodPlan("Payments#charge", "payments", null, (p, m) -> "p-1", mode,
                 Map.of("payments", policy), IdempotentMethodInfo.Returns.SYNC, false, false, false, false);
-        // the scripted store's calls, also made "without blocking" (answered at once), for the event loop's paths
-        NonBlockingStore nonBlocking = new NonBlockingStore(store, List.of(ReactiveKeys::answeredAtOnce));
         DeliveryContext context = new DeliveryContext(store, events, renewer, null, new ClaimTokens("worker"),
-                Duration.ofMillis(500), new LocalHolders(), nonBlocking);
-        return new Delivery(context, plan, "payments", KEY, Metadata.empty(), arrival, previousKey);
+                Duration.ofMillis(500), new LocalHolders(), new NonBlockingStore(store, List.of()));
+        return new Delivery(context, calls(store), plan, "payments", KEY, Metadata.empty(), arrival, previousKey);
+    }
+
+    /** The store calls of a delivery: answered on the calling thread here; later, on another thread, in a subclass. */
+    KeyCalls calls(IdempotencyStore store) {
+        return KeyCalls.onCallingThread(store);
+    }
+
+    /** The writes in a handler's transaction, answered as {@link #calls} are. */
+    TransactionKeys transaction(IdempotencyStore store) {
+        return TransactionKeys.jta(store);
+    }
+
+    static boolean claim(Delivery d) {
+        return d.claim().await().indefinitely();
+    }
+
+    boolean claimInTransaction(Delivery d) {
+        return d.claimInTransaction(transaction(store)).await().indefinitely();
+    }
+
+    boolean confirmInTransaction(Delivery d) {
+        return d.confirmInTransaction(transaction(store)).await().indefinitely();
+    }
+
+    static void succeeded(Delivery d) {
+        d.succeeded().await().indefinitely();
+    }
+
+    static IdempotencyException failed(Delivery d, Throwable failure) {
+        return d.failed(failure).await().indefinitely();
     }
 
     Delivery lease() {
@@ -100,10 +128,10 @@ class DeliveryTest {
     @Test
     void aNewKeyIsClaimedOnALeaseThenConfirmed() {
         Delivery d = lease();
-        assertTrue(d.claim(), "the handler runs");
+        assertTrue(claim(d), "the handler runs");
         assertEquals(DeliveryState.CLAIMED, d.state());
         assertTrue(renewer.tracking(KEY), "its lease is renewed while the handler runs");
-        d.succeeded();
+        succeeded(d);
         assertEquals(DeliveryState.HANDLED, d.state());
         assertFalse(renewer.tracking(KEY), "no longer renewed");
         assertEquals(List.of("claim", "confirm"), store.calls);
@@ -114,7 +142,7 @@ class DeliveryTest {
     void aConfirmedKeyIsADuplicate() {
         store.claims.add(Claim.DONE);
         Delivery d = lease();
-        assertFalse(d.claim(), "the handler does not run");
+        assertFalse(claim(d), "the handler does not run");
         assertEquals(DeliveryState.DUPLICATE, d.state());
         assertTrue(d.isDuplicate());
         assertEquals(List.of("claimAnswered", "duplicate:UNKNOWN:UNKNOWN:null", "ended:DUPLICATE"), events.seen);
@@ -124,17 +152,17 @@ class DeliveryTest {
     void aKeyHeldElsewhereIsBusyAndWaitsForTheHoldersLeaseUpToAThirdOfItsOwn() {
         store.claims.add(Claim.busyFor(Duration.ofSeconds(25)));
         Delivery d = lease();
-        DeliveryInProgressException busy = assertThrows(DeliveryInProgressException.class, d::claim);
+        DeliveryInProgressException busy = assertThrows(DeliveryInProgressException.class, () -> claim(d));
         assertEquals(DeliveryState.BUSY, d.state());
         assertEquals(Duration.ofSeconds(10), busy.retryDelay(), "a third of the 30 s lease");
         assertTrue(busy.requeue());
-        assertSame(busy, d.failed(busy), "ending it again answers the same");
+        assertSame(busy, failed(d, busy), "ending it again answers the same");
     }
 
     @Test
     void aBusyKeyWhoseHolderIsUnknownWaitsTheRequeueDelay() {
         store.claims.add(Claim.BUSY);
-        DeliveryInProgressException busy = assertThrows(DeliveryInProgressException.class, lease()::claim);
+        DeliveryInProgressException busy = assertThrows(DeliveryInProgressException.class, () -> claim(lease()));
         assertEquals(Duration.ofMillis(500), busy.retryDelay());
     }
 
@@ -144,7 +172,7 @@ class DeliveryTest {
         store.counts.add(2); // the dead owner's attempt
         store.claims.add(Claim.claimed(ClaimResult.NEW, 2));
         Delivery d = lease();
-        assertTrue(d.claim(), "the handler runs again, within the budget");
+        assertTrue(claim(d), "the handler runs again, within the budget");
         assertEquals(DeliveryState.CLAIMED, d.state());
         assertEquals(2, d.failedBefore());
         assertEquals(List.of("claim", "recordFailure", "claim"), store.calls);
@@ -156,7 +184,7 @@ class DeliveryTest {
         store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 2));
         store.counts.add(3);
         Delivery d = lease();
-        AttemptsExhaustedException spent = assertThrows(AttemptsExhaustedException.class, d::claim);
+        AttemptsExhaustedException spent = assertThrows(AttemptsExhaustedException.class, () -> claim(d));
         assertEquals(3, spent.attempts());
         assertInstanceOf(LeaseExpiredException.class, spent.getCause());
         assertEquals(DeliveryState.DEAD_LETTERED, d.state());
@@ -168,7 +196,7 @@ class DeliveryTest {
         store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 0));
         store.failing.add("recordFailure");
         Delivery d = lease();
-        assertThrows(StoreUnavailableException.class, d::claim);
+        assertThrows(StoreUnavailableException.class, () -> claim(d));
         assertEquals(DeliveryState.STORE_FAILED, d.state());
     }
 
@@ -176,7 +204,7 @@ class DeliveryTest {
     void aDeadLetteredKeyIsDeadLetteredAgainAtOnceWithItsReason() {
         store.claims.add(Claim.deadLettered(5, "java.lang.IllegalStateException: card declined"));
         Delivery d = lease();
-        AttemptsExhaustedException again = assertThrows(AttemptsExhaustedException.class, d::claim);
+        AttemptsExhaustedException again = assertThrows(AttemptsExhaustedException.class, () -> claim(d));
         assertEquals(5, again.attempts(), "no new budget");
         assertEquals("java.lang.IllegalStateException: card declined", String.valueOf(again.getCause()));
         assertEquals(DeliveryState.DEAD_LETTERED, d.state());
@@ -187,10 +215,10 @@ class DeliveryTest {
     void aStoreFailingToClaimIsAStoreFailureNotACountedAttempt() {
         store.failing.add("claim");
         Delivery d = lease();
-        StoreUnavailableException failure = assertThrows(StoreUnavailableException.class, d::claim);
+        StoreUnavailableException failure = assertThrows(StoreUnavailableException.class, () -> claim(d));
         assertEquals(DeliveryState.STORE_FAILED, d.state());
         assertTrue(failure.requeue());
-        assertSame(failure, d.failed(failure), "the handler never ran: nothing to count, nothing to release");
+        assertSame(failure, failed(d, failure), "the handler never ran: nothing to count, nothing to release");
         assertEquals(List.of("claim"), store.calls);
         assertEquals(List.of("ended:STORE_FAILED"), events.seen);
     }
@@ -200,26 +228,26 @@ class DeliveryTest {
     @Test
     void aFailedAttemptWithinTheBudgetIsCountedAndRetriedAfterItsDelay() {
         Delivery d = lease();
-        d.claim();
+        claim(d);
         store.counts.add(1);
-        IdempotencyException answer = d.failed(new IllegalStateException("declined"));
+        IdempotencyException answer = failed(d, new IllegalStateException("declined"));
         HandlerFailedException retry = assertInstanceOf(HandlerFailedException.class, answer);
         assertEquals(1, retry.attempt());
         assertEquals(Duration.ofSeconds(1), retry.retryDelay());
         assertEquals(DeliveryState.RETRYING, d.state());
         assertFalse(renewer.tracking(KEY));
-        assertSame(answer, d.failed(new IllegalStateException("again")), "ends once: the first answer stands");
-        assertSame(answer, assertThrows(HandlerFailedException.class, d::succeeded), "even when it then succeeds");
+        assertSame(answer, failed(d, new IllegalStateException("again")), "ends once: the first answer stands");
+        assertSame(answer, assertThrows(HandlerFailedException.class, () -> succeeded(d)), "even when it then succeeds");
         assertEquals(List.of("claim", "recordFailure"), store.calls);
     }
 
     @Test
     void theLastAttemptOfTheBudgetIsDeadLettered() {
         Delivery d = lease();
-        d.claim();
+        claim(d);
         store.counts.add(3);
         AttemptsExhaustedException spent = assertInstanceOf(AttemptsExhaustedException.class,
-                d.failed(new IllegalStateException("declined")));
+                failed(d, new IllegalStateException("declined")));
         assertEquals(3, spent.attempts());
         assertFalse(spent.requeue());
         assertEquals(DeliveryState.DEAD_LETTERED, d.state());
@@ -229,9 +257,9 @@ class DeliveryTest {
     @Test
     void aFailureOnAKeyNoLongerThisDeliverysIsAClaimLostAndNotCounted() {
         Delivery d = lease();
-        d.claim();
+        claim(d);
         store.counts.add(0);
-        IdempotencyException answer = d.failed(new IllegalStateException("declined"));
+        IdempotencyException answer = failed(d, new IllegalStateException("declined"));
         assertTrue(answer.requeue());
         assertEquals(DeliveryState.CLAIM_LOST, d.state());
     }
@@ -241,7 +269,7 @@ class DeliveryTest {
         Delivery d = lease();
         d.confirmedEarlier(MessageFacts.NONE, Duration.ZERO);
         DeliveryInProgressException busy = new DeliveryInProgressException(KEY);
-        assertSame(busy, d.failed(busy));
+        assertSame(busy, failed(d, busy));
         assertEquals(DeliveryState.DUPLICATE, d.state());
     }
 
@@ -250,9 +278,9 @@ class DeliveryTest {
     @Test
     void aConfirmTheStoreCannotMakeLeavesTheWorkAckedButUnconfirmed() {
         Delivery d = lease();
-        d.claim();
+        claim(d);
         store.failing.add("confirm");
-        d.succeeded(); // the work happened: no exception, the message is acked
+        succeeded(d); // the work happened: no exception, the message is acked
         assertEquals(DeliveryState.UNCONFIRMED, d.state());
         assertNull(d.answer());
         assertEquals("ended:UNCONFIRMED", events.seen.get(events.seen.size() - 1));
@@ -261,9 +289,9 @@ class DeliveryTest {
     @Test
     void aConfirmThatFindsTheClaimTakenOverLeavesTheWorkAckedAsAClaimLost() {
         Delivery d = lease();
-        d.claim();
+        claim(d);
         store.confirms.add(false);
-        d.succeeded();
+        succeeded(d);
         assertEquals(DeliveryState.CLAIM_LOST, d.state());
         assertNull(d.answer(), "acked: the work is done");
     }
@@ -271,9 +299,9 @@ class DeliveryTest {
     @Test
     void succeedingTwiceConfirmsOnce() {
         Delivery d = lease();
-        d.claim();
-        d.succeeded();
-        d.succeeded();
+        claim(d);
+        succeeded(d);
+        succeeded(d);
         assertEquals(List.of("claim", "confirm"), store.calls);
         assertEquals(1, events.seen.stream().filter(e -> e.startsWith("ended")).count());
     }
@@ -283,33 +311,33 @@ class DeliveryTest {
     @Test
     void aProcessorIsConfirmedOnceItsOutputIsAcknowledged() {
         Delivery d = lease();
-        d.claim();
+        claim(d);
         d.awaitOutputAck();
         assertEquals(DeliveryState.AWAITING_OUTPUT_ACK, d.state());
         assertTrue(renewer.tracking(KEY), "renewed while its output is on its way");
-        d.succeeded();
+        succeeded(d);
         assertEquals(DeliveryState.HANDLED, d.state());
     }
 
     @Test
     void aProcessorWhoseOutputIsNackedCountsAnAttempt() {
         Delivery d = lease();
-        d.claim();
+        claim(d);
         d.awaitOutputAck();
         store.counts.add(1);
-        assertInstanceOf(HandlerFailedException.class, d.failed(new IllegalStateException("nacked downstream")));
+        assertInstanceOf(HandlerFailedException.class, failed(d, new IllegalStateException("nacked downstream")));
         assertEquals(DeliveryState.RETRYING, d.state());
     }
 
     @Test
     void aCancelledHandlerIsAbandonedItsClaimLeftToRunOut() {
         Delivery d = lease();
-        d.claim();
+        claim(d);
         d.abandoned();
         assertEquals(DeliveryState.ABANDONED, d.state());
         assertFalse(renewer.tracking(KEY), "not renewed: it runs out");
         assertEquals(List.of("claim"), store.calls, "neither confirmed nor released");
-        d.succeeded(); // a late result changes nothing
+        succeeded(d); // a late result changes nothing
         assertEquals(DeliveryState.ABANDONED, d.state());
     }
 
@@ -318,10 +346,10 @@ class DeliveryTest {
     @Test
     void aNewKeyIsWrittenInTheHandlersTransaction() {
         Delivery d = inTransaction();
-        assertTrue(d.claimInTransaction());
+        assertTrue(claimInTransaction(d));
         assertEquals(DeliveryState.WRITTEN_IN_TRANSACTION, d.state());
         assertFalse(renewer.tracking(KEY), "no lease: nothing outlives the transaction");
-        d.succeeded();
+        succeeded(d);
         assertEquals(DeliveryState.HANDLED, d.state());
         assertEquals(List.of("claimInTransaction"), store.calls, "nothing to confirm: the commit did");
     }
@@ -329,11 +357,11 @@ class DeliveryTest {
     @Test
     void aTransactionThatRolledBackWithoutAnExceptionIsACountedAttempt() {
         Delivery d = inTransaction();
-        d.claimInTransaction();
+        claimInTransaction(d);
         d.transactionEnded(false);
         assertEquals(DeliveryState.ROLLED_BACK, d.state());
         store.counts.add(1);
-        HandlerFailedException retry = assertThrows(HandlerFailedException.class, d::succeeded);
+        HandlerFailedException retry = assertThrows(HandlerFailedException.class, () -> succeeded(d));
         assertInstanceOf(HandlerRolledBackException.class, retry.getCause());
         assertEquals(DeliveryState.RETRYING, d.state());
     }
@@ -342,49 +370,49 @@ class DeliveryTest {
     void aDeadOwnersClaimFoundInTheTransactionIsTakenOverOnALeaseOutsideIt() {
         store.claims.add(Claim.EXPIRED);
         Delivery d = inTransaction();
-        assertFalse(d.claimInTransaction(), "the handler does not run in this transaction");
+        assertFalse(claimInTransaction(d), "the handler does not run in this transaction");
         assertEquals(DeliveryState.EXPIRED, d.state());
         assertFalse(d.state().ended());
         store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 0));
         store.counts.add(1);
-        assertTrue(d.claim(), "taken over on a lease, its attempt counted");
+        assertTrue(claim(d), "taken over on a lease, its attempt counted");
         assertEquals(DeliveryState.CLAIMED, d.state());
-        assertTrue(d.confirmInTransaction());
-        d.succeeded();
+        assertTrue(confirmInTransaction(d));
+        succeeded(d);
         assertEquals(DeliveryState.HANDLED, d.state());
     }
 
     @Test
     void aTransactionRolledBackAfterTheConfirmIsACountedAttempt() {
         Delivery d = lease();
-        d.claim();
-        d.confirmInTransaction();
+        claim(d);
+        confirmInTransaction(d);
         d.transactionEnded(false);
         assertEquals(DeliveryState.ROLLED_BACK, d.state());
-        assertInstanceOf(HandlerRolledBackException.class, assertThrows(HandlerFailedException.class, d::succeeded)
+        assertInstanceOf(HandlerRolledBackException.class, assertThrows(HandlerFailedException.class, () -> succeeded(d))
                 .getCause());
     }
 
     @Test
     void aCommittedTransactionLeavesTheDeliveryToSucceed() {
         Delivery d = inTransaction();
-        d.claimInTransaction();
+        claimInTransaction(d);
         d.transactionEnded(true);
         assertEquals(DeliveryState.WRITTEN_IN_TRANSACTION, d.state());
-        d.succeeded();
+        succeeded(d);
         assertEquals(DeliveryState.HANDLED, d.state());
     }
 
     @Test
     void aTransactionTheHandlerBrokeIsTheHandlersFailureNotTheStores() {
         Delivery d = lease();
-        d.claim();
+        claim(d);
         store.aborted = true;
         HandlerTransactionAbortedException broken = assertThrows(HandlerTransactionAbortedException.class,
-                d::confirmInTransaction);
+                () -> confirmInTransaction(d));
         assertEquals(DeliveryState.CLAIMED, d.state(), "not a store failure");
         store.counts.add(1);
-        assertInstanceOf(HandlerFailedException.class, d.failed(broken), "a counted attempt");
+        assertInstanceOf(HandlerFailedException.class, failed(d, broken), "a counted attempt");
         assertEquals(DeliveryState.RETRYING, d.state());
     }
 
@@ -392,9 +420,9 @@ class DeliveryTest {
     void aStoreFailingToCountAFailedAttemptIsRequeuedNeverDeadLettered() {
         store.claims.add(Claim.claimed(ClaimResult.NEW, 2)); // the last attempt of a budget of 3
         Delivery d = lease();
-        d.claim();
+        claim(d);
         store.failing.add("recordFailure");
-        IdempotencyException answer = d.failed(new IllegalStateException("declined"));
+        IdempotencyException answer = failed(d, new IllegalStateException("declined"));
         assertInstanceOf(StoreUnavailableException.class, answer);
         assertTrue(answer.requeue(), "store failures never spend the budget");
         assertEquals(DeliveryState.STORE_FAILED, d.state());
@@ -405,17 +433,17 @@ class DeliveryTest {
     void aStoreFailingToClaimInTheTransactionIsAStoreFailure() {
         store.failing.add("claimInTransaction");
         Delivery d = inTransaction();
-        assertThrows(StoreUnavailableException.class, d::claimInTransaction);
+        assertThrows(StoreUnavailableException.class, () -> claimInTransaction(d));
         assertEquals(DeliveryState.STORE_FAILED, d.state());
     }
 
     @Test
     void aLeaseClaimIsConfirmedInTheHandlersTransaction() {
         Delivery d = lease();
-        d.claim();
-        assertTrue(d.confirmInTransaction());
+        claim(d);
+        assertTrue(confirmInTransaction(d));
         assertEquals(DeliveryState.CONFIRMED_IN_TRANSACTION, d.state());
-        d.succeeded();
+        succeeded(d);
         assertEquals(DeliveryState.HANDLED, d.state());
         assertEquals(List.of("claim", "confirmInTransaction"), store.calls);
     }
@@ -423,34 +451,34 @@ class DeliveryTest {
     @Test
     void aLeaseClaimFoundTakenOverInTheTransactionRollsItBackAsAClaimLost() {
         Delivery d = lease();
-        d.claim();
+        claim(d);
         store.confirms.add(false);
-        assertFalse(d.confirmInTransaction(), "the caller rolls the transaction back");
+        assertFalse(confirmInTransaction(d), "the caller rolls the transaction back");
         assertEquals(DeliveryState.LOST_IN_TRANSACTION, d.state());
-        assertThrows(ClaimLostException.class, d::succeeded);
+        assertThrows(ClaimLostException.class, () -> succeeded(d));
         assertEquals(DeliveryState.CLAIM_LOST, d.state());
     }
 
     @Test
     void aStoreFailingToConfirmInTheTransactionReleasesTheLeaseOnceTheTransactionEnded() {
         Delivery d = lease();
-        d.claim();
+        claim(d);
         store.failing.add("confirmInTransaction");
-        StoreUnavailableException failure = assertThrows(StoreUnavailableException.class, d::confirmInTransaction);
+        StoreUnavailableException failure = assertThrows(StoreUnavailableException.class, () -> confirmInTransaction(d));
         assertEquals(DeliveryState.STORE_FAILED, d.state());
         assertFalse(store.calls.contains("release"), "not while the transaction is open");
-        assertSame(failure, d.failed(failure));
+        assertSame(failure, failed(d, failure));
         assertTrue(store.calls.contains("release"), "so that the redelivery runs as soon as the store answers");
     }
 
     @Test
     void aStoreFailingToReleaseLeavesTheClaimToRunOut() {
         Delivery d = lease();
-        d.claim();
+        claim(d);
         store.failing.add("confirmInTransaction");
         store.failing.add("release");
-        StoreUnavailableException failure = assertThrows(StoreUnavailableException.class, d::confirmInTransaction);
-        assertSame(failure, d.failed(failure));
+        StoreUnavailableException failure = assertThrows(StoreUnavailableException.class, () -> confirmInTransaction(d));
+        assertSame(failure, failed(d, failure));
         assertEquals(DeliveryState.STORE_FAILED, d.state());
     }
 
@@ -472,26 +500,12 @@ class DeliveryTest {
         return delivery(IdempotencyMode.LEASE, policy, new Arrival(facts, null, List.of()), null);
     }
 
-    // ---- a method on the event loop: the same transitions, each store call made without blocking
+    // ---- a delivery cancelled while a store call is on its way
 
     @Test
-    void onTheEventLoopANewKeyIsClaimedOnALeaseThenConfirmed() {
+    void aClaimAnsweredAfterTheDeliveryWasAbandonedIsGivenUpNotHeld() {
         Delivery d = lease();
-        assertTrue(d.callsWithoutBlocking());
-        assertTrue(d.claimWithoutBlocking().await().indefinitely());
-        assertEquals(DeliveryState.CLAIMED, d.state());
-        assertTrue(renewer.tracking(KEY));
-        d.succeededWithoutBlocking().await().indefinitely();
-        assertEquals(DeliveryState.HANDLED, d.state());
-        assertFalse(renewer.tracking(KEY));
-        assertEquals(List.of("claim", "confirm"), store.calls);
-        assertEquals(List.of("claimAnswered", "ended:HANDLED"), events.seen);
-    }
-
-    @Test
-    void onTheEventLoopAClaimAnsweredAfterTheDeliveryWasAbandonedIsGivenUpNotHeld() {
-        Delivery d = lease();
-        Uni<Boolean> claim = d.claimWithoutBlocking(); // sent; its answer arrives after the cancellation
+        Uni<Boolean> claim = d.claim(); // sent; its answer arrives after the cancellation
         d.abandoned();
         assertFalse(claim.await().indefinitely(), "the handler does not run");
         assertEquals(DeliveryState.ABANDONED, d.state());
@@ -500,98 +514,89 @@ class DeliveryTest {
     }
 
     @Test
-    void onTheEventLoopAnExpiredClaimIsTakenOverOnceTheDeadOwnersAttemptIsCounted() {
-        store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 1));
-        store.counts.add(2);
-        store.claims.add(Claim.claimed(ClaimResult.NEW, 2));
+    void aDeliveryAbandonedWhileItsClaimFailsEndsOnceAsAbandoned() {
+        store.failing.add("claim");
         Delivery d = lease();
-        assertTrue(d.claimWithoutBlocking().await().indefinitely());
-        assertEquals(2, d.failedBefore());
-        assertEquals(List.of("claim", "recordFailure", "claim"), store.calls);
-        assertEquals(List.of("claimAnswered", "tookOver", "claimAnswered"), events.seen);
+        Uni<Boolean> claim = d.claim(); // sent; the store's failure arrives after the cancellation
+        d.abandoned();
+        assertThrows(StoreUnavailableException.class, () -> claim.await().indefinitely());
+        assertEquals(DeliveryState.ABANDONED, d.state());
+        assertEquals(List.of("ended:ABANDONED"), events.seen, "one outcome per delivery");
     }
 
     @Test
-    void onTheEventLoopATakeoverThatSpendsTheBudgetIsDeadLetteredWithoutRunning() {
+    void aDeliveryAbandonedWhileATakeoverSpendsTheBudgetEndsOnceAsAbandoned() {
         store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 2));
         store.counts.add(3);
         Delivery d = lease();
-        AttemptsExhaustedException spent = assertThrows(AttemptsExhaustedException.class,
-                () -> d.claimWithoutBlocking().await().indefinitely());
-        assertEquals(3, spent.attempts());
-        assertEquals(DeliveryState.DEAD_LETTERED, d.state());
+        Uni<Boolean> claim = d.claim();
+        d.abandoned();
+        assertThrows(AttemptsExhaustedException.class, () -> claim.await().indefinitely());
+        assertEquals(DeliveryState.ABANDONED, d.state());
+        assertEquals(1, events.seen.stream().filter(e -> e.startsWith("ended")).count(), events.seen.toString());
+    }
+
+    // ---- a channel whose commits are asynchronous: nothing acked before the commit that justifies it is durable
+
+    static final DeliveryPolicy ASYNCHRONOUS = new DeliveryPolicy(Duration.ofHours(24), Duration.ofSeconds(30), RETRY,
+            true);
+
+    Delivery committingAsynchronously(IdempotencyMode mode) {
+        return delivery(mode, ASYNCHRONOUS, Arrival.UNKNOWN, null);
     }
 
     @Test
-    void onTheEventLoopAStoreFailingToClaimOrToCountTheDeadOwnersAttemptIsAStoreFailure() {
-        store.failing.add("claim");
-        Delivery d = lease();
-        assertThrows(StoreUnavailableException.class, () -> d.claimWithoutBlocking().await().indefinitely());
-        assertEquals(DeliveryState.STORE_FAILED, d.state());
-
-        store.failing.clear();
-        store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 0));
-        store.failing.add("recordFailure");
-        Delivery again = lease();
-        assertThrows(StoreUnavailableException.class, () -> again.claimWithoutBlocking().await().indefinitely());
-        assertEquals(DeliveryState.STORE_FAILED, again.state());
+    void aKeyWrittenInAnAsynchronousCommitIsHandledOnceItIsDurable() {
+        Delivery d = committingAsynchronously(IdempotencyMode.IN_TRANSACTION);
+        assertTrue(claimInTransaction(d));
+        d.transactionEnded(true);
+        assertEquals(List.of("claimInTransaction"), store.calls, "no flush while the transaction is open");
+        succeeded(d);
+        assertEquals(DeliveryState.HANDLED, d.state());
+        assertEquals(List.of("claimInTransaction", "awaitDurable"), store.calls);
     }
 
     @Test
-    void onTheEventLoopAFailedAttemptIsCountedThenTheLastOneDeadLettered() {
-        Delivery d = lease();
-        d.claimWithoutBlocking().await().indefinitely();
-        store.counts.add(1);
-        HandlerFailedException retry = assertInstanceOf(HandlerFailedException.class,
-                d.failedWithoutBlocking(new IllegalStateException("declined")).await().indefinitely());
-        assertEquals(1, retry.attempt());
-        assertEquals(DeliveryState.RETRYING, d.state());
-
-        Delivery last = lease();
-        last.claimWithoutBlocking().await().indefinitely();
-        store.counts.add(3);
-        assertInstanceOf(AttemptsExhaustedException.class,
-                last.failedWithoutBlocking(new IllegalStateException("declined")).await().indefinitely());
-        assertEquals(DeliveryState.DEAD_LETTERED, last.state());
-    }
-
-    @Test
-    void onTheEventLoopAStoreFailingToCountIsRequeuedAndTheClaimReleased() {
-        Delivery d = lease();
-        d.claimWithoutBlocking().await().indefinitely();
-        store.failing.add("recordFailure");
-        IdempotencyException answer = d.failedWithoutBlocking(new IllegalStateException("declined")).await()
-                .indefinitely();
-        assertInstanceOf(StoreUnavailableException.class, answer);
-        assertTrue(answer.requeue(), "never dead-lettered on a guess");
-        assertEquals(List.of("claim", "recordFailure", "release"), store.calls);
-    }
-
-    @Test
-    void onTheEventLoopAConfirmTheStoreCannotMakeLeavesTheWorkAckedButUnconfirmed() {
-        Delivery d = lease();
-        d.claimWithoutBlocking().await().indefinitely();
-        store.failing.add("confirm");
-        d.succeededWithoutBlocking().await().indefinitely();
-        assertEquals(DeliveryState.UNCONFIRMED, d.state());
-        assertNull(d.answer());
-    }
-
-    @Test
-    void onTheEventLoopAKeyConfirmedInItsOtherFormIsADuplicateAndConfirmedInItsCurrentOne() {
-        store.peeks.add(Claim.done(new MessageFacts("m-1", "fp-A"), Duration.ofHours(2)));
-        Delivery d = changingForm();
-        assertFalse(d.claimWithoutBlocking().await().indefinitely());
+    void aConfirmedKeyFoundOnALeaseIsADuplicateOnlyOnceItsCommitIsDurable() {
+        store.claims.add(Claim.DONE);
+        Delivery d = committingAsynchronously(IdempotencyMode.LEASE);
+        assertFalse(claim(d), "the handler does not run");
         assertEquals(DeliveryState.DUPLICATE, d.state());
-        assertEquals(List.of("claim", "peek:" + OTHER_FORM, "confirm"), store.calls);
+        assertEquals(List.of("claim", "awaitDurable"), store.calls, "acked as a duplicate after a flush");
     }
 
     @Test
-    void onTheEventLoopAKeyDeadLetteredInItsOtherFormKeepsThatAnswer() {
-        store.peeks.add(Claim.deadLettered(3, "boom"));
-        Delivery d = changingForm();
-        assertThrows(AttemptsExhaustedException.class, () -> d.claimWithoutBlocking().await().indefinitely());
-        assertEquals(List.of("claim", "peek:" + OTHER_FORM, "release"), store.calls);
+    void aConfirmedKeyFoundInTheTransactionIsADuplicateOnceTheTransactionEndedAndItsCommitIsDurable() {
+        store.claims.add(Claim.DONE);
+        Delivery d = committingAsynchronously(IdempotencyMode.IN_TRANSACTION);
+        assertFalse(claimInTransaction(d), "the handler does not run");
+        assertEquals(DeliveryState.FOUND_DONE, d.state());
+        assertFalse(d.state().ended(), "not acked yet");
+        assertEquals(List.of("claimInTransaction"), store.calls, "no flush while the transaction is open");
+        d.transactionEnded(true);
+        succeeded(d);
+        assertEquals(DeliveryState.DUPLICATE, d.state());
+        assertEquals(List.of("claimInTransaction", "awaitDurable"), store.calls);
+    }
+
+    @Test
+    void aConfirmedKeyWhoseDurabilityCannotBeLearntIsRetriedNotAcked() {
+        store.claims.add(Claim.DONE);
+        store.failing.add("awaitDurable");
+        Delivery d = committingAsynchronously(IdempotencyMode.LEASE);
+        StoreUnavailableException unavailable = assertThrows(StoreUnavailableException.class, () -> claim(d));
+        assertTrue(unavailable.requeue(), "redelivered later, never counted");
+        assertEquals(DeliveryState.STORE_FAILED, d.state());
+        assertEquals(List.of("ended:STORE_FAILED"), events.seen.subList(1, events.seen.size()));
+    }
+
+    @Test
+    void aConfirmedKeyOnAChannelWithSynchronousCommitsIsADuplicateAtOnce() {
+        store.claims.add(Claim.DONE);
+        Delivery d = lease();
+        assertFalse(claim(d));
+        assertEquals(DeliveryState.DUPLICATE, d.state());
+        assertFalse(store.calls.contains("awaitDurable"), "its commit was durable before it was visible");
     }
 
     // ---- while the key storage changes: the key's other form
@@ -608,7 +613,7 @@ class DeliveryTest {
         store.peeks.add(Claim.done(new MessageFacts("m-1", "fp-A"), Duration.ofHours(2)));
         Delivery d = changingForm();
         assertTrue(d.changingKeyForm());
-        assertFalse(d.claim());
+        assertFalse(claim(d));
         assertEquals(DeliveryState.DUPLICATE, d.state());
         assertEquals(List.of("claim", "peek:" + OTHER_FORM, "confirm"), store.calls);
         assertTrue(events.seen.contains("duplicate:REPUBLISH:SAME:PT2H"), events.seen.toString());
@@ -618,13 +623,13 @@ class DeliveryTest {
     void aKeyHeldOrDeadLetteredInItsOtherFormKeepsThatAnswerAndItsNewClaimIsGivenUp() {
         store.peeks.add(Claim.BUSY);
         Delivery busy = changingForm();
-        assertThrows(DeliveryInProgressException.class, busy::claim);
+        assertThrows(DeliveryInProgressException.class, () -> claim(busy));
         assertEquals(List.of("claim", "peek:" + OTHER_FORM, "release"), store.calls);
 
         store.calls.clear();
         store.peeks.add(Claim.deadLettered(3, "boom"));
         Delivery dead = changingForm();
-        assertThrows(AttemptsExhaustedException.class, dead::claim);
+        assertThrows(AttemptsExhaustedException.class, () -> claim(dead));
         assertEquals(DeliveryState.DEAD_LETTERED, dead.state());
         assertEquals(List.of("claim", "peek:" + OTHER_FORM, "release"), store.calls);
     }
@@ -632,7 +637,7 @@ class DeliveryTest {
     @Test
     void aKeyUnknownInItsOtherFormRuns() {
         Delivery d = changingForm();
-        assertTrue(d.claim());
+        assertTrue(claim(d));
         assertEquals(List.of("claim", "peek:" + OTHER_FORM), store.calls);
     }
 
@@ -640,7 +645,7 @@ class DeliveryTest {
     void theSameIdAndPayloadAgainIsARedeliveryOfTheSamePayload() {
         store.claims.add(Claim.done(new MessageFacts("m-1", "fp-A"), Duration.ofSeconds(3)));
         Delivery d = arriving(new MessageFacts("m-1", "fp-A"), PayloadMismatch.WARN);
-        assertFalse(d.claim());
+        assertFalse(claim(d));
         assertEquals(DeliveryState.DUPLICATE, d.state());
         assertEquals(List.of("claimAnswered", "duplicate:REDELIVERY:SAME:PT3S", "ended:DUPLICATE"), events.seen);
     }
@@ -649,7 +654,7 @@ class DeliveryTest {
     void anotherIdWithAnotherPayloadIsARepublishWhosePayloadMismatchesAndIsAckedWhenWarned() {
         store.claims.add(Claim.done(new MessageFacts("m-1", "fp-A"), Duration.ofMinutes(2)));
         Delivery d = arriving(new MessageFacts("m-2", "fp-B"), PayloadMismatch.WARN);
-        assertFalse(d.claim());
+        assertFalse(claim(d));
         assertEquals(DeliveryState.DUPLICATE, d.state());
         assertEquals(List.of("claimAnswered", "duplicate:REPUBLISH:MISMATCH:PT2M", "ended:DUPLICATE"), events.seen);
     }
@@ -658,7 +663,7 @@ class DeliveryTest {
     void aMismatchingPayloadIsDeadLetteredWithoutRunningWhenSoConfigured() {
         store.claims.add(Claim.done(new MessageFacts("m-1", "fp-A"), Duration.ofMinutes(2)));
         Delivery d = arriving(new MessageFacts("m-2", "fp-B"), PayloadMismatch.DEAD_LETTER);
-        PayloadMismatchException e = assertThrows(PayloadMismatchException.class, d::claim);
+        PayloadMismatchException e = assertThrows(PayloadMismatchException.class, () -> claim(d));
         assertFalse(e.requeue());
         assertEquals("m-1", e.firstMessageId());
         assertEquals("m-2", e.messageId());
@@ -671,7 +676,7 @@ class DeliveryTest {
     void aKeyWrittenWithoutFactsIsNeverAMismatch() {
         store.claims.add(Claim.DONE);
         Delivery d = arriving(new MessageFacts("m-2", "fp-B"), PayloadMismatch.DEAD_LETTER);
-        assertFalse(d.claim());
+        assertFalse(claim(d));
         assertEquals(DeliveryState.DUPLICATE, d.state());
         assertEquals(List.of("claimAnswered", "duplicate:UNKNOWN:UNKNOWN:null", "ended:DUPLICATE"), events.seen);
     }
@@ -689,7 +694,7 @@ class DeliveryTest {
     void aClaimTakenOverIsReportedAsATakeover() {
         store.claims.add(Claim.claimed(ClaimResult.TAKEN_OVER, 0));
         Delivery d = arriving(new MessageFacts("m-1", "fp-A"), PayloadMismatch.WARN);
-        assertTrue(d.claim());
+        assertTrue(claim(d));
         assertTrue(events.seen.contains("tookOver"));
     }
 
@@ -746,7 +751,7 @@ class DeliveryTest {
         }
 
         @Override
-        public Claim claimInTransaction(ScopedKey key, String token, Duration retention) {
+        public Claim claimInTransaction(ScopedKey key, String token, Duration retention, boolean asynchronousCommit) {
             call("claimInTransaction");
             return nextClaim();
         }
@@ -798,6 +803,11 @@ class DeliveryTest {
         @Override
         public boolean joinsTransactions() {
             return true;
+        }
+
+        @Override
+        public void awaitDurable() {
+            call("awaitDurable");
         }
     }
 }

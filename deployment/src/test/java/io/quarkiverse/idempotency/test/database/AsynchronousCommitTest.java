@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,8 +17,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
-import jakarta.transaction.Status;
-import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 
@@ -82,7 +79,7 @@ class AsynchronousCommitTest {
         charger.runs.set(0);
         charger.settings.clear();
         charger.failNext = false;
-        charger.killConnectionAfterCommit = false;
+        charger.failTheNextFlush = false;
     }
 
     @Test
@@ -111,7 +108,8 @@ class AsynchronousCommitTest {
             assertEquals(1, send("async-charges", Delivered.withId("m-" + i, "A-" + i)).acks(), "a duplicate");
         }
         assertEquals(40, charger.runs.get());
-        assertEquals(after[1], store.flushStatistics()[1], "a duplicate commits nothing, so waits for no flush");
+        assertEquals(after[1] + 5, store.flushStatistics()[1], "a duplicate is acked once a flush passed the commit"
+                + " that confirmed its key, as the delivery that wrote it was");
         assertEquals("on", sql().query("SHOW synchronous_commit"), "the pooled connection keeps its own setting");
     }
 
@@ -139,11 +137,25 @@ class AsynchronousCommitTest {
 
     @Test
     void aFlushThatFailsLeavesTheMessageUnackedAndUncountedItsRedeliveryFindsTheKey() throws Exception {
-        charger.killConnectionAfterCommit = true;
-        Delivered<String> first = send("async-charges", Delivered.withId("k-1", "K-1"));
+        long[] before = store.flushStatistics();
+        Delivered<String> first;
+        sql().execute("CREATE SCHEMA IF NOT EXISTS flush_fault");
+        sql().execute("CREATE OR REPLACE FUNCTION flush_fault.pg_logical_emit_message(boolean, text, text) RETURNS"
+                + " pg_lsn LANGUAGE plpgsql AS $f$ BEGIN RAISE EXCEPTION 'the flush fails by construction'; END $f$");
+        try {
+            charger.failTheNextFlush = true;
+            first = send("async-charges", Delivered.withId("k-1", "K-1"));
+        } finally {
+            // the one pooled connection: its session's search path as it was
+            sql().execute("RESET search_path");
+            sql().execute("DROP SCHEMA flush_fault CASCADE");
+        }
         assertEquals(0, first.acks(), "not acked: whether the commit is durable could not be learnt");
         StoreUnavailableException unavailable = assertInstanceOf(StoreUnavailableException.class, first.nacks().get(0));
         assertTrue(unavailable.requeue(), "retried later");
+        assertTrue(String.valueOf(unavailable.getCause()).contains("the flush fails by construction"),
+                "the flush was made, and failed: " + unavailable);
+        assertEquals(before[1] + 1, store.flushStatistics()[1]);
         assertEquals("CONFIRMED 0", sql().query("SELECT state || ' ' || attempts FROM idempotency_record"
                 + " WHERE scoped_key = 'async-charges:k-1'"), "the commit was kept (the server did not crash); no"
                         + " attempt counted");
@@ -151,6 +163,38 @@ class AsynchronousCommitTest {
         assertEquals(1, send("async-charges", Delivered.withId("k-1", "K-1")).acks(), "the redelivery: a duplicate");
         assertEquals(1, charger.runs.get(), "charged once");
         assertEquals("1", sql().query("SELECT count(*)::text FROM test_charge"));
+    }
+
+    /**
+     * A key confirmed by an asynchronous commit that is visible but not flushed yet (the WAL writer asleep): its
+     * message redelivered meanwhile is acked as a duplicate only once a flush has passed that commit, so that a crash
+     * of the server before the flush cannot lose the work, the key and the message at once.
+     */
+    @Test
+    void aDuplicateOfACommitNotYetDurableIsAckedOnceAFlushPassedIt() throws Exception {
+        sql().execute("ALTER SYSTEM SET wal_writer_delay = '10s'");
+        sql().query("SELECT pg_reload_conf()::text");
+        try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), TestApps.jdbcPassword())) {
+            c.setAutoCommit(false);
+            c.createStatement().execute("SET LOCAL synchronous_commit = off");
+            c.createStatement().execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by,"
+                    + " recorded_at, expires_at, attempts) VALUES ('async-charges:d-1', 'async-charges', 'CONFIRMED',"
+                    + " 'elsewhere', now(), now() + interval '1 hour', 0)");
+            c.commit();
+            String committed = text(c, "SELECT pg_current_wal_insert_lsn()::text");
+            c.commit();
+            long[] before = store.flushStatistics();
+            Delivered<String> duplicate = send("async-charges", Delivered.withId("d-1", "D-1"));
+            assertEquals(1, duplicate.acks(), "a duplicate");
+            assertEquals(0, charger.runs.get(), "not run");
+            assertEquals(before[1] + 1, store.flushStatistics()[1], "it waited for a flush before its ack");
+            assertTrue(Long.parseLong(text(c, "SELECT pg_wal_lsn_diff(pg_current_wal_flush_lsn(), '" + committed
+                    + "')::bigint::text")) >= 0, "flushed past the commit that confirmed the key");
+            c.commit();
+        } finally {
+            sql().execute("ALTER SYSTEM RESET wal_writer_delay");
+            sql().query("SELECT pg_reload_conf()::text");
+        }
     }
 
     @Test
@@ -196,7 +240,7 @@ class AsynchronousCommitTest {
         final AtomicInteger runs = new AtomicInteger();
         final Queue<String> settings = new ConcurrentLinkedQueue<>();
         volatile boolean failNext;
-        volatile boolean killConnectionAfterCommit;
+        volatile boolean failTheNextFlush;
 
         @Inject
         TransactionSynchronizationRegistry transactions;
@@ -222,39 +266,16 @@ class AsynchronousCommitTest {
             Charge.of(orderId).persistAndFlush();
             settings.add((String) Charge.getEntityManager()
                     .createNativeQuery("SELECT current_setting('synchronous_commit')").getSingleResult());
-            if (killConnectionAfterCommit) {
-                killConnectionAfterCommit = false;
-                int pid = ((Number) Charge.getEntityManager().createNativeQuery("SELECT pg_backend_pid()")
-                        .getSingleResult()).intValue();
-                // once the transaction has committed, the connection it committed on dies: the flush that follows,
-                // on the same pooled connection, fails
-                transactions.registerInterposedSynchronization(new Synchronization() {
-                    @Override
-                    public void beforeCompletion() {
-                    }
-
-                    @Override
-                    public void afterCompletion(int status) {
-                        if (status == Status.STATUS_COMMITTED) {
-                            terminate(pid);
-                        }
-                    }
-                });
+            if (failTheNextFlush) {
+                failTheNextFlush = false;
+                // the session's search path finds the test's pg_logical_emit_message first, which fails: the flush that
+                // follows the commit, on the same pooled connection, fails by construction
+                Charge.getEntityManager().createNativeQuery("SET search_path TO flush_fault, pg_catalog")
+                        .executeUpdate();
             }
             if (failNext) {
                 failNext = false;
                 throw new IllegalStateException("card declined");
-            }
-        }
-
-        private static void terminate(int pid) {
-            try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(),
-                    TestApps.jdbcPassword());
-                    PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(?, 5000)")) {
-                ps.setInt(1, pid);
-                ps.executeQuery().close();
-            } catch (SQLException e) {
-                throw new IllegalStateException(e);
             }
         }
     }

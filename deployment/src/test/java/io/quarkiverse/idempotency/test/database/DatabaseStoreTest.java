@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
@@ -70,6 +71,25 @@ class DatabaseStoreTest {
     @BeforeEach
     void clean() throws SQLException {
         sql().execute("DELETE FROM idempotency_record");
+    }
+
+    /**
+     * The look-up of a key's other form while the key storage changes fails: its failure, which the delivery logs,
+     * does not name the key, which in its other form may be the readable one that digest keys keep out of the logs.
+     */
+    @Test
+    void aFailedLookUpOfAKeysOtherFormDoesNotNameIt() throws SQLException {
+        sql().execute("ALTER TABLE idempotency_record RENAME TO idempotency_record_away");
+        try {
+            RuntimeException failed = assertThrows(RuntimeException.class,
+                    () -> store.peek(new ScopedKey("payments", "charge:card-4111-1111")));
+            assertFalse(String.valueOf(failed).contains("4111"), failed.toString());
+            for (Throwable t = failed.getCause(); t != null; t = t.getCause()) {
+                assertFalse(String.valueOf(t).contains("4111"), t.toString());
+            }
+        } finally {
+            sql().execute("ALTER TABLE idempotency_record_away RENAME TO idempotency_record");
+        }
     }
 
     @Test

@@ -78,7 +78,7 @@ abstract class LeaseBatchCases {
         sql().execute("DROP TRIGGER IF EXISTS lease_batch_fault ON " + table());
     }
 
-    private static ScopedKey key(String k) {
+    static ScopedKey key(String k) {
         return new ScopedKey("batch", k);
     }
 
@@ -247,12 +247,12 @@ abstract class LeaseBatchCases {
         return token;
     }
 
-    private <T> Future<T> submit(Callable<T> call) {
+    <T> Future<T> submit(Callable<T> call) {
         return pool.submit(call);
     }
 
     // the leading request is in its statement (sleeping in the trigger) once the database shows it
-    private void awaitRunning(Future<?> leader) {
+    void awaitRunning(Future<?> leader) {
         await().atMost(Duration.ofSeconds(5)).until(() -> leader.isDone() || "1".equals(sql().query(
                 "SELECT count(*)::text FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()")));
         assertFalse(leader.isDone(), "the first statement is still running");

@@ -1,7 +1,22 @@
 package io.quarkiverse.idempotency.test.database;
 
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.idempotency.Claim;
+import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
@@ -18,5 +33,56 @@ class LeaseBatchTest extends LeaseBatchCases {
     @Override
     String table() {
         return "lease_batch_keys";
+    }
+
+    /**
+     * The batch's statement commits, then a key it could not claim (another transaction holds its lock) is looked at
+     * again on the same session, and that session dies there: the look-up's request fails (a store failure, retried
+     * later), but the key the statement claimed for another delivery of the batch reaches that delivery, rather than
+     * staying claimed by nobody until its lease runs out (and being counted as an attempt when taken over). (On a
+     * partitioned table the batch's function answers a locked key busy itself: no look-up after its commit.)
+     */
+    @Test
+    void aLookUpThatFailsAfterTheBatchCommittedFailsItsRequestOnly() throws Exception {
+        try (Connection locker = dataSource.getConnection(); Connection blocker = dataSource.getConnection()) {
+            locker.setAutoCommit(false);
+            try (Statement s = locker.createStatement()) {
+                s.execute("SELECT pg_advisory_xact_lock(hashtextextended('batch:locked', 0))");
+            }
+            Future<Claim> slow = submit(() -> store.claim(key("slow"), "s", LEASE, RETENTION));
+            awaitRunning(slow);
+            Future<Claim> claimed = submit(() -> store.claim(key("slow-new"), "t-slow-new", LEASE, RETENTION));
+            Future<Claim> locked = submit(() -> store.claim(key("locked"), "t-locked", LEASE, RETENTION));
+            await().atMost(Duration.ofSeconds(5)).until(() -> store.leaseBatchesWaiting()[0] == 2);
+            assertEquals(ClaimResult.NEW, slow.get().result());
+            // the batch of two sleeps in its statement; once it commits, the table is locked under its look-up
+            await().atMost(Duration.ofSeconds(5)).until(() -> "1".equals(sql().query("SELECT count(*)::text FROM"
+                    + " pg_stat_activity WHERE query LIKE '%unnest%' AND wait_event = 'PgSleep'")));
+            blocker.setAutoCommit(false);
+            Future<Boolean> locking = submit(() -> {
+                try (Statement s = blocker.createStatement()) {
+                    return s.execute("LOCK TABLE " + table() + " IN ACCESS EXCLUSIVE MODE");
+                }
+            });
+            String lookUp = "FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%existing%'"
+                    + " AND query NOT LIKE '%unnest%' AND query NOT LIKE '%LOCK TABLE%' AND pid <> pg_backend_pid()";
+            await().atMost(Duration.ofSeconds(10)).until(() -> "1".equals(sql().query("SELECT count(*)::text "
+                    + lookUp)));
+            sql().execute("SELECT pg_terminate_backend(pid) " + lookUp);
+            locking.get();
+            blocker.rollback();
+
+            ExecutionException failed = assertThrows(ExecutionException.class,
+                    locked::get);
+            assertInstanceOf(IllegalStateException.class, failed.getCause(), "a store failure: retried later");
+            assertTrue(failed.getCause().getMessage().contains("batch:locked"), failed.getCause().getMessage());
+            assertEquals(ClaimResult.NEW, claimed.get().result(), "the key the batch claimed is its delivery's");
+            assertEquals("CLAIMED t-slow-new", sql().query("SELECT state || ' ' || claimed_by FROM " + table()
+                    + " WHERE scoped_key = 'batch:slow-new'"));
+            locker.rollback();
+        }
+        assertTrue(store.confirm(key("slow-new"), "t-slow-new", RETENTION), "its delivery confirms it");
+        assertEquals(ClaimResult.NEW, store.claim(key("locked"), "again", LEASE, RETENTION).result(),
+                "the failed request's redelivery claims its key");
     }
 }

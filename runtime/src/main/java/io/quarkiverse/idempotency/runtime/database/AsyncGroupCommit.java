@@ -20,7 +20,8 @@ import io.smallrye.mutiny.subscription.UniEmitter;
  * as before. Requests sent while a batch is on its way wait for it; when it answers, every request that waited (at most
  * {@code maxSize}) goes in the next batch, sent before the answers are handed out, so a request waits at most for one
  * batch. Each request gets its own answer, or the failure of its batch; a request whose subscriber cancelled while it
- * waited is not sent. Nothing thrown, not even an {@link Error}, leaves the queue stuck; and a batch that answers at once
+ * waited is not sent, unless its kind must be ({@link GivenUp#SENT}: a confirm of work that happened). Nothing thrown, not even
+ * an {@link Error}, leaves the queue stuck; and a batch that answers at once
  * (a closed pool) does not send the next one from within its own call, so a long queue cannot grow the stack.
  *
  * @param <Q> a request
@@ -31,6 +32,7 @@ final class AsyncGroupCommit<Q, A> {
     private final Function<List<Q>, Uni<List<A>>> run;
     private final int maxSize;
     private final Executor elsewhere;
+    private final GivenUp givenUp;
     private final ArrayDeque<Pending<Q, A>> waiting = new ArrayDeque<>();
     private boolean running;
     private final LongAdder batches = new LongAdder();
@@ -40,30 +42,42 @@ final class AsyncGroupCommit<Q, A> {
      * @param run sends a batch: one answer per request, in order; a failure fails every request of the batch
      * @param maxSize the most requests in one batch
      */
-    AsyncGroupCommit(Function<List<Q>, Uni<List<A>>> run, int maxSize) {
-        this(run, maxSize, Infrastructure.getDefaultExecutor());
+    AsyncGroupCommit(Function<List<Q>, Uni<List<A>>> run, int maxSize, GivenUp givenUp) {
+        this(run, maxSize, givenUp, Infrastructure.getDefaultExecutor());
     }
 
     /** @param elsewhere where the next batch is sent from when a batch answered within the call that sent it */
-    AsyncGroupCommit(Function<List<Q>, Uni<List<A>>> run, int maxSize, Executor elsewhere) {
+    AsyncGroupCommit(Function<List<Q>, Uni<List<A>>> run, int maxSize, GivenUp givenUp, Executor elsewhere) {
         if (maxSize < 1) {
             throw new IllegalArgumentException("A batch holds at least one request, not " + maxSize);
         }
         this.run = run;
         this.maxSize = maxSize;
         this.elsewhere = elsewhere;
+        this.givenUp = givenUp;
+    }
+
+    /** What becomes of a request whose subscriber cancelled while it waited for its batch. */
+    enum GivenUp {
+        /** Not sent: nothing depends on it (a claim of a delivery given up, which then runs nothing). */
+        DROPPED,
+        /** Sent all the same, its answer ignored: it records what happened (a confirm of work done). */
+        SENT
     }
 
     /** @return the request's answer, once its batch answered */
     Uni<A> submit(Q request) {
         return Uni.createFrom().emitter(emitter -> {
             Pending<Q, A> mine = new Pending<>(request, emitter);
-            // a request given up while it waits is not sent (once sent, its answer comes, and is ignored)
-            emitter.onTermination(() -> {
-                synchronized (this) {
-                    waiting.remove(mine);
-                }
-            });
+            // a request given up while it waits is not sent, if its kind allows (once sent, its answer comes, and is
+            // ignored)
+            if (givenUp == GivenUp.DROPPED) {
+                emitter.onTermination(() -> {
+                    synchronized (this) {
+                        waiting.remove(mine);
+                    }
+                });
+            }
             synchronized (this) {
                 if (running) {
                     waiting.add(mine);
@@ -112,7 +126,9 @@ final class AsyncGroupCommit<Q, A> {
         for (int i = 0; i < batch.size(); i++) {
             UniEmitter<? super A> emitter = batch.get(i).emitter();
             try {
-                if (failure != null) {
+                if (failure instanceof PartlyAnswered partly) {
+                    emitter.complete(partly.answer(i));
+                } else if (failure != null) {
                     emitter.fail(failure);
                 } else {
                     emitter.complete(answers.get(i));

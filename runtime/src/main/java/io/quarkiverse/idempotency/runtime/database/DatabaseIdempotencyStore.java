@@ -178,15 +178,20 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
             return List.of(claimAlone(only.key(), only.token(), only.lease(), only.retention(), only.facts()));
         }
         LeaseBatches.Claims claims = new LeaseBatches.Claims(batch);
-        Claim[] answers = relayoutOn(() -> claimDistinct(claims), () -> claimDistinct(claims));
-        return claims.answers(List.of(answers));
+        RuntimeException[] failures = new RuntimeException[claims.size()];
+        Claim[] answers = relayoutOn(() -> claimDistinct(claims, failures), () -> claimDistinct(claims, failures));
+        return claims.answers(answers, failures);
     }
 
-    private Claim[] claimDistinct(LeaseBatches.Claims claims) {
-        return table.onItsOwn(() -> table.connect(c -> claimDistinct(c, claims), "Could not claim " + claims.describe()));
+    private Claim[] claimDistinct(LeaseBatches.Claims claims, RuntimeException[] failures) {
+        return table.onItsOwn(() -> table.connect(c -> claimDistinct(c, claims, failures),
+                "Could not claim " + claims.describe()));
     }
 
-    private Claim[] claimDistinct(Connection c, LeaseBatches.Claims claims) throws SQLException {
+    // The batch's statement commits on its own; a key it could not claim is looked at again, and a look-up that fails
+    // fails that key's request only (failures), not the keys the statement claimed.
+    private Claim[] claimDistinct(Connection c, LeaseBatches.Claims claims, RuntimeException[] failures)
+            throws SQLException {
         int n = claims.size();
         String[] ids = claims.ids;
         Claim[] answers = new Claim[n];
@@ -214,6 +219,9 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
                     try (ResultSet rs = state.executeQuery()) {
                         answers[i] = rs.next() ? claimOf(rs, 0) : Claim.BUSY;
                     }
+                } catch (SQLException e) {
+                    failures[i] = new IllegalStateException("Could not claim key '" + claims.keyOf(i) + "': "
+                            + e.getMessage(), e);
                 }
             }
         }
@@ -303,7 +311,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
                 case "CLAIMED" -> rs.getBoolean(3) ? Claim.BUSY : Claim.claimed(ClaimResult.NEW, rs.getInt(2));
                 default -> Claim.claimed(ClaimResult.NEW, rs.getInt(2));
             };
-        }, "Could not look up key '" + key + "'"));
+            // never named: in its other form, the key may be the readable one that digest keys keep out of the logs
+        }, "Could not look up a key in its other form"));
     }
 
     @Override
@@ -541,6 +550,14 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
         if (table.connect(AbortedTransactions::aborted, "Could not read the transaction state of key '" + key + "'")) {
             throw AbortedTransactions.of(key, null);
         }
+    }
+
+    @Override
+    public int endLeasesOfEarlierStarts(String instance, String current) {
+        return table.onItsOwn(() -> table.update(sql.endLeasesOfEarlierStarts, ps -> {
+            ps.setString(1, instance);
+            ps.setString(2, current);
+        }, "Could not end the leases of the claims of earlier starts of '" + instance + "'"));
     }
 
     @Override

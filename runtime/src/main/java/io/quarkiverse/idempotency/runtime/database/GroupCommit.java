@@ -14,8 +14,8 @@ import java.util.function.Function;
  * A caller that finds no batch running runs its request at once, alone: a lone delivery pays what it paid before.
  * Callers that arrive while a batch runs wait; when that batch has committed, the first of them runs the next batch,
  * made of every request that waited (at most {@code maxSize}), so the wait a caller spends for its batch is at most the
- * time one batch takes. Each caller gets its own answer, or the exception that failed its batch, and only then
- * returns: its request committed (or failed) with the batch.
+ * time one batch takes. Each caller gets its own answer, or the exception that failed its batch (or only it:
+ * {@link PartlyAnswered}), and only then returns: its request committed (or failed) with the batch.
  * <p>
  * The caller's thread runs the batch it leads (blocking, as the store's statements are), so there is no thread of its
  * own; waiting parks, which suits virtual threads too.
@@ -95,6 +95,14 @@ public final class GroupCommit<Q, A> {
             List<A> answers = run.apply(asked);
             for (int i = 0; i < batch.size(); i++) {
                 batch.get(i).answer = answers.get(i);
+            }
+        } catch (PartlyAnswered partly) {
+            for (int i = 0; i < batch.size(); i++) {
+                try {
+                    batch.get(i).answer = partly.answer(i);
+                } catch (RuntimeException failure) {
+                    batch.get(i).failure = failure;
+                }
             }
         } catch (RuntimeException | Error e) {
             RuntimeException failure = e instanceof RuntimeException r ? r : new IllegalStateException(e);

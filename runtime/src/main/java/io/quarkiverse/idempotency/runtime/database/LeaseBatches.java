@@ -50,6 +50,7 @@ final class LeaseBatches {
     static final class Claims {
 
         final List<ClaimRequest> batch;
+        private final ScopedKey[] keys;
         final String[] ids;
         final String[] scopes;
         final String[] tokens;
@@ -65,6 +66,7 @@ final class LeaseBatches {
                 byKey.putIfAbsent(request.id(), request);
             }
             int n = byKey.size();
+            keys = new ScopedKey[n];
             ids = new String[n];
             scopes = new String[n];
             tokens = new String[n];
@@ -74,6 +76,7 @@ final class LeaseBatches {
             fingerprints = new String[n];
             int i = 0;
             for (ClaimRequest request : byKey.values()) {
+                keys[i] = request.key();
                 ids[i] = request.id();
                 scopes[i] = StorageKeys.scopeColumn(request.key().scope());
                 tokens[i] = request.token();
@@ -93,6 +96,11 @@ final class LeaseBatches {
         /** @return what names the batch in a failure: its size and its first key */
         String describe() {
             return ids.length + " keys (" + batch.get(0).key() + ", ...)";
+        }
+
+        /** @return the key of distinct key {@code i}, as the store holds it */
+        ScopedKey keyOf(int i) {
+            return keys[i];
         }
 
         /**
@@ -115,6 +123,38 @@ final class LeaseBatches {
                 answers.add(first || !held ? claim : Claim.busyFor(request.lease()));
             }
             return answers;
+        }
+
+        /**
+         * The batch's statement committed, but some distinct keys could not be looked at again after it: each request
+         * gets its own answer ({@link #answers}) or its key's failure, never the failure of the whole batch, so that a
+         * key it claimed for a delivery reaches that delivery.
+         *
+         * @param distinct the answer for each distinct key, {@code null} where its look-up failed
+         * @param failures the failure of each distinct key's look-up, {@code null} where it answered
+         * @return the answers when every key answered
+         * @throws PartlyAnswered when a look-up failed
+         */
+        List<Claim> answers(Claim[] distinct, RuntimeException[] failures) {
+            RuntimeException first = null;
+            Map<String, RuntimeException> failed = new HashMap<>();
+            for (int i = 0; i < ids.length; i++) {
+                if (failures[i] != null) {
+                    failed.put(ids[i], failures[i]);
+                    first = first == null ? failures[i] : first;
+                    distinct[i] = Claim.BUSY; // a placeholder, replaced by the failure below
+                }
+            }
+            List<Claim> answers = answers(List.of(distinct));
+            if (first == null) {
+                return answers;
+            }
+            List<Object> partly = new ArrayList<>(batch.size());
+            for (int i = 0; i < batch.size(); i++) {
+                RuntimeException failure = failed.get(batch.get(i).id());
+                partly.add(failure != null ? failure : answers.get(i));
+            }
+            throw new PartlyAnswered(partly, first);
         }
     }
 

@@ -41,6 +41,7 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     private final String renew;
     private final String purge;
     private final String releaseDeadLetter;
+    private final String endLeasesOfEarlierStarts;
     private final String columns;
     private final String stateChecks;
 
@@ -65,6 +66,7 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
         this.renew = PoolKeys.numbered(sql.renew);
         this.purge = PoolKeys.numbered(sql.purge);
         this.releaseDeadLetter = PoolKeys.numbered(sql.releaseDeadLetter);
+        this.endLeasesOfEarlierStarts = PoolKeys.numbered(sql.endLeasesOfEarlierStarts);
         this.columns = PoolKeys.numbered(RecordStatements.columnsOf());
         this.stateChecks = PoolKeys.numbered(RecordStatements.stateChecks());
     }
@@ -127,7 +129,8 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
 
     @Override
     public Claim peek(ScopedKey key) {
-        return await(keys.peek(key), "look up key '" + key + "'");
+        // never named: in its other form, the key may be the readable one that digest keys keep out of the logs
+        return await(keys.peek(key), "look up a key in its other form");
     }
 
     @Override
@@ -142,6 +145,12 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
         }
         LeaseBatches.Renewals renewals = new LeaseBatches.Renewals(claims);
         await(run(renew, renewals.ids, renewals.tokens, renewals.leases), "renew " + renewals.ids.length + " claims");
+    }
+
+    @Override
+    public int endLeasesOfEarlierStarts(String instance, String current) {
+        return await(run(endLeasesOfEarlierStarts, instance, current),
+                "end the leases of the claims of earlier starts of '" + instance + "'").rowCount();
     }
 
     @Override

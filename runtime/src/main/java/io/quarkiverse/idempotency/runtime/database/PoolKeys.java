@@ -10,7 +10,8 @@ import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
-import io.quarkiverse.idempotency.runtime.ReactiveKeys;
+import io.quarkiverse.idempotency.runtime.KeyCalls;
+import io.quarkiverse.idempotency.runtime.database.AsyncGroupCommit.GivenUp;
 import io.quarkiverse.idempotency.runtime.database.LeaseBatches.ClaimRequest;
 import io.quarkiverse.idempotency.runtime.database.LeaseBatches.ConfirmRequest;
 import io.smallrye.mutiny.Uni;
@@ -26,7 +27,7 @@ import io.vertx.mutiny.sqlclient.Tuple;
  * As over JDBC, the claims of deliveries running at once share one statement and one commit, and so do their confirms
  * ({@code quarkus.idempotency.database.lease-batch-size}), without waiting on any thread ({@link AsyncGroupCommit}).
  */
-public final class PoolKeys implements ReactiveKeys {
+public final class PoolKeys implements KeyCalls {
 
     private final SqlKeyStore store;
     private final Pool pool;
@@ -56,8 +57,8 @@ public final class PoolKeys implements ReactiveKeys {
         this.claimBatch = numbered(sql.claimBatch);
         this.confirmBatch = numbered(sql.confirmBatch);
         int batchSize = store.leaseBatchSize();
-        this.claims = batchSize > 1 ? new AsyncGroupCommit<>(this::claimAll, batchSize) : null;
-        this.confirms = batchSize > 1 ? new AsyncGroupCommit<>(this::confirmAll, batchSize) : null;
+        this.claims = batchSize > 1 ? new AsyncGroupCommit<>(this::claimAll, batchSize, GivenUp.DROPPED) : null;
+        this.confirms = batchSize > 1 ? new AsyncGroupCommit<>(this::confirmAll, batchSize, GivenUp.SENT) : null;
     }
 
     @Override
@@ -99,13 +100,22 @@ public final class PoolKeys implements ReactiveKeys {
                         int position = row.getInteger(0) - 1;
                         answers[position] = row.getString(1) == null ? null : claimOf(row, 1);
                     }
+                    RuntimeException[] failures = new RuntimeException[n];
                     List<Uni<Claim>> looked = new ArrayList<>(n);
                     for (int i = 0; i < n; i++) {
-                        // written after the statement's snapshot, or held: looked at again, as a lone claim does
-                        looked.add(answers[i] != null ? Uni.createFrom().item(answers[i]) : lookAgain(claims.ids[i]));
+                        // written after the statement's snapshot, or held: looked at again, as a lone claim does; a
+                        // look-up that fails fails that key's request only, not the keys the statement claimed
+                        int key = i;
+                        looked.add(answers[i] != null ? Uni.createFrom().item(answers[i])
+                                : lookAgain(claims.ids[i]).onFailure().recoverWithItem(e -> {
+                                    failures[key] = new IllegalStateException("Could not claim key '"
+                                            + claims.keyOf(key) + "': " + e.getMessage(), e);
+                                    return null;
+                                }));
                     }
-                    return Uni.join().all(looked).andFailFast();
-                }).map(claims::answers);
+                    return Uni.join().all(looked).andCollectFailures()
+                            .map(looks -> claims.answers(looks.toArray(Claim[]::new), failures));
+                });
     }
 
     @Override
@@ -167,6 +177,13 @@ public final class PoolKeys implements ReactiveKeys {
     public Uni<Boolean> release(ScopedKey key, String token) {
         String id = StorageKeys.of(key);
         return run(release, id, token, id, token).map(rows -> rows.iterator().next().getLong(0) > 0);
+    }
+
+    /** Never asked: the build refuses asynchronous commits where keys go through the reactive client. */
+    @Override
+    public Uni<Void> awaitDurable() {
+        return Uni.createFrom().failure(new UnsupportedOperationException("Keys written through the reactive"
+                + " PostgreSQL client are never committed asynchronously"));
     }
 
     @Override

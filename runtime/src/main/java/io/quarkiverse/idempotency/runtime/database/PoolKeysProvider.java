@@ -4,17 +4,17 @@ import jakarta.inject.Singleton;
 
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
-import io.quarkiverse.idempotency.runtime.ReactiveKeys;
+import io.quarkiverse.idempotency.runtime.KeyCalls;
 import io.quarkus.datasource.common.runtime.DataSourceUtil;
 import io.quarkus.reactive.datasource.runtime.ReactiveDataSourceUtil;
 
 /**
- * The database store's {@link ReactiveKeys}: its statements over the reactive client's pool of the keys' datasource.
+ * The database store's {@link KeyCalls}: its statements over the reactive client's pool of the keys' datasource.
  * Registered only when the application has the reactive PostgreSQL client, so that this class (and the client's) is
  * never loaded without it.
  */
 @Singleton
-public class PoolKeysProvider implements ReactiveKeys.Provider {
+public class PoolKeysProvider implements KeyCalls.Provider {
 
     private final String datasource;
 
@@ -23,7 +23,7 @@ public class PoolKeysProvider implements ReactiveKeys.Provider {
     }
 
     @Override
-    public ReactiveKeys keysOf(IdempotencyStore store) {
+    public KeyCalls keysOf(IdempotencyStore store) {
         if (store instanceof PoolIdempotencyStore reactiveOnly) {
             return reactiveOnly.keys(); // the store talks to the reactive client itself
         }

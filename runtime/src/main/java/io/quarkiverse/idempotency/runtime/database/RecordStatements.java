@@ -67,6 +67,7 @@ public final class RecordStatements {
     final String release;
     final String renew;
     final String releaseDeadLetter;
+    final String endLeasesOfEarlierStarts;
     final String purge;
     final String oldestClaim;
     final String state;
@@ -86,6 +87,7 @@ public final class RecordStatements {
         this.release = release(table);
         this.renew = renew(table);
         this.releaseDeadLetter = releaseDeadLetter(table);
+        this.endLeasesOfEarlierStarts = endLeasesOfEarlierStarts(table);
         this.purge = purge(table);
         this.oldestClaim = oldestClaim(table);
         this.state = state(table);
@@ -329,6 +331,19 @@ public final class RecordStatements {
      * <p>
      * Parameters: 1 the scoped key. One row updated, or none when the key is not dead-lettered.
      */
+    /**
+     * Ends the leases of the claims of an instance's earlier starts (see
+     * {@link io.quarkiverse.idempotency.IdempotencyStore#endLeasesOfEarlierStarts}): they run out now, so that each
+     * is taken over by the next delivery of its key.
+     * <p>
+     * Parameters: 1 the start of every token of the instance, 2 the start of the tokens of its current start. Returns
+     * the count of claims updated.
+     */
+    public static String endLeasesOfEarlierStarts(String table) {
+        return "UPDATE " + table + " SET lease_until = now() - interval '1 millisecond' WHERE state = 'CLAIMED'"
+                + " AND starts_with(claimed_by, ?) AND NOT starts_with(claimed_by, ?)";
+    }
+
     public static String releaseDeadLetter(String table) {
         return "UPDATE " + table + " SET state = 'FAILED', attempts = 0, lease_until = NULL, recorded_at = now()"
                 + " WHERE scoped_key = ? AND state = 'DEAD_LETTERED'";

@@ -7,8 +7,10 @@ import org.hibernate.reactive.mutiny.Mutiny;
 
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.HandlerTransactionAbortedException;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.TransactionKeys;
 import io.smallrye.mutiny.Uni;
 
 /**
@@ -28,21 +30,39 @@ public final class SessionKeys {
     }
 
     /** The answer to an insert that wrote the key: a new key, no attempt failed before. */
-    public static final Claim NEW = Claim.claimed(ClaimResult.NEW, 0);
+    private static final Claim NEW = Claim.claimed(ClaimResult.NEW, 0);
+
+    /** PostgreSQL: the transaction is aborted; commands are ignored until its end. */
+    private static final String IN_FAILED_TRANSACTION = "25P02";
+
+    /** @return the writes of a delivery's key in the transaction of {@code session} */
+    public TransactionKeys in(Mutiny.QueryProducer session) {
+        return new TransactionKeys() {
+            @Override
+            public Uni<Claim> claim(ScopedKey key, String token, Duration retention, boolean asynchronousCommit,
+                    MessageFacts facts) {
+                return SessionKeys.this.claim(session, key, token, retention, facts);
+            }
+
+            @Override
+            public Uni<Boolean> confirm(ScopedKey key, String token, Duration retention) {
+                return SessionKeys.this.confirm(session, key, token, retention);
+            }
+        };
+    }
 
     /**
-     * The first step of {@link io.quarkiverse.idempotency.IdempotencyStore#claimInTransaction}, in the session's
-     * transaction, and the whole claim in the common case: the insert of the key, guarded by its advisory lock.
-     *
-     * @return 1 when the key was inserted ({@link #NEW}); else 0, and {@link #afterInsert} tells the rest
+     * {@link io.quarkiverse.idempotency.IdempotencyStore#claimInTransaction}, in the session's transaction: in the
+     * common case one insert of the key, guarded by its advisory lock; when it inserted nothing, the key is looked at
+     * again ({@link #look}).
      */
-    public Uni<Integer> insert(Mutiny.QueryProducer session, ScopedKey key, String token, Duration retention,
+    private Uni<Claim> claim(Mutiny.QueryProducer session, ScopedKey key, String token, Duration retention,
             MessageFacts facts) {
         String refusal = store.sessionRefusal();
         if (refusal != null) {
             return Uni.createFrom().failure(new IllegalStateException("Cannot claim key '" + key + "': " + refusal));
         }
-        return insert(session, new Write(key, token, retention, facts));
+        return claim(session, new Write(key, token, retention, facts), 0);
     }
 
     /** What one claim writes: the stored key, its scope column, the token, the retention and the message's facts. */
@@ -59,16 +79,6 @@ public final class SessionKeys {
                 .setParameter(6, write.facts().fingerprint()).setParameter(7, write.id()).executeUpdate();
     }
 
-    /**
-     * The rest of the claim when {@link #insert} inserted nothing: the key is looked at again, held by another delivery
-     * right now (busy), confirmed (a duplicate), dead-lettered, a lease-mode claim whose lease ran out (expired), or
-     * failed (retried here, under the advisory lock this transaction then holds).
-     */
-    public Uni<Claim> afterInsert(Mutiny.QueryProducer session, ScopedKey key, String token, Duration retention,
-            MessageFacts facts) {
-        return look(session, new Write(key, token, retention, facts), 0);
-    }
-
     private Uni<Claim> claim(Mutiny.QueryProducer session, Write write, int round) {
         if (round == DatabaseIdempotencyStore.IN_TRANSACTION_ROUNDS) {
             return Uni.createFrom().item(Claim.BUSY);
@@ -77,6 +87,9 @@ public final class SessionKeys {
                 : look(session, write, round));
     }
 
+    // The key after an insert that inserted nothing: held by another delivery right now (busy), confirmed (a duplicate),
+    // dead-lettered, a lease-mode claim whose lease ran out (expired), or failed (retried here, under the advisory lock
+    // this transaction then holds).
     private Uni<Claim> look(Mutiny.QueryProducer session, Write write, int round) {
         return session.<Object[]> createNativeQuery(sql.lookInTransaction).setParameter(1, write.id())
                 .setParameter(2, write.id()).getSingleResult().chain(row -> {
@@ -109,14 +122,23 @@ public final class SessionKeys {
                         : Uni.createFrom().item(Claim.claimed(ClaimResult.NEW, ((Number) attempts.get(0)).intValue())));
     }
 
-    /**
-     * {@link io.quarkiverse.idempotency.IdempotencyStore#confirmInTransaction}, in the session's transaction.
-     *
-     * @return {@code false} when the claim is no longer this token's: the caller must roll the transaction back
-     */
-    public Uni<Boolean> confirm(Mutiny.QueryProducer session, ScopedKey key, String token, Duration retention) {
+    // IdempotencyStore#confirmInTransaction, in the session's transaction: false when the claim is no longer this
+    // token's (the caller rolls the transaction back).
+    private Uni<Boolean> confirm(Mutiny.QueryProducer session, ScopedKey key, String token, Duration retention) {
         return session.createNativeQuery(sql.confirm).setParameter(1, retention.toMillis())
                 .setParameter(2, StorageKeys.of(key)).setParameter(3, token).executeUpdate()
-                .map(updated -> updated == 1);
+                .map(updated -> updated == 1)
+                .onFailure(SessionKeys::aborted).transform(e -> new HandlerTransactionAbortedException("The"
+                        + " transaction of the handler of key '" + key + "' was aborted by a statement of its own that"
+                        + " failed and was caught: its work and its key cannot commit", e));
+    }
+
+    private static boolean aborted(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (String.valueOf(t.getMessage()).contains(IN_FAILED_TRANSACTION)) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -14,6 +14,7 @@ import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import io.quarkiverse.idempotency.runtime.database.AsyncGroupCommit.GivenUp;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
 import io.smallrye.mutiny.subscription.Cancellable;
@@ -44,7 +45,7 @@ class AsyncGroupCommitTest {
 
     @Test
     void aLoneRequestGoesAtOnceAndThoseArrivingMeanwhileShareTheNextBatch() {
-        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(this::held, 64, elsewhere);
+        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(this::held, 64, GivenUp.DROPPED, elsewhere);
         List<UniAssertSubscriber<String>> waiting = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             waiting.add(commit.submit(i).subscribe().withSubscriber(UniAssertSubscriber.create()));
@@ -62,7 +63,7 @@ class AsyncGroupCommitTest {
 
     @Test
     void aFailedBatchFailsExactlyItsRequestsAndTheNextOneStillGoes() {
-        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(this::held, 64, elsewhere);
+        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(this::held, 64, GivenUp.DROPPED, elsewhere);
         UniAssertSubscriber<String> first = commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create());
         UniAssertSubscriber<String> second = commit.submit(1).subscribe().withSubscriber(UniAssertSubscriber.create());
         answering.get(0).fail(new IllegalStateException("connection lost"));
@@ -80,7 +81,7 @@ class AsyncGroupCommitTest {
             }
             return Uni.createFrom().item(answers(batch));
         };
-        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(brokenOnce, 64, elsewhere);
+        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(brokenOnce, 64, GivenUp.DROPPED, elsewhere);
         commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create())
                 .assertFailedWith(NoClassDefFoundError.class, "the driver");
         commit.submit(1).subscribe().withSubscriber(UniAssertSubscriber.create()).assertItem("a1");
@@ -88,7 +89,7 @@ class AsyncGroupCommitTest {
 
     @Test
     void aRequestGivenUpWhileItWaitsIsNotSent() {
-        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(this::held, 64, elsewhere);
+        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(this::held, 64, GivenUp.DROPPED, elsewhere);
         commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create());
         Cancellable givenUp = commit.submit(1).subscribe().with(ignored -> {
         });
@@ -101,12 +102,23 @@ class AsyncGroupCommitTest {
     }
 
     @Test
+    void aRequestOfAKindThatMustBeSentIsSentThoughGivenUpWhileItWaits() {
+        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(this::held, 64, GivenUp.SENT, elsewhere);
+        commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create());
+        Cancellable givenUp = commit.submit(1).subscribe().with(ignored -> {
+        });
+        givenUp.cancel();
+        answering.get(0).complete(answers(List.of(0)));
+        assertEquals(List.of(List.of(0), List.of(1)), sent, "a confirm records work that happened: it is sent");
+    }
+
+    @Test
     void batchesThatAnswerAtOnceDoNotGrowTheStack() {
         List<UniEmitter<? super List<String>>> first = new ArrayList<>();
         Function<List<Integer>, Uni<List<String>>> run = batch -> batch.get(0) == 0
                 ? Uni.createFrom().emitter(first::add)
                 : Uni.createFrom().item(answers(batch)); // a closed pool answers within the call
-        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(run, 1, elsewhere);
+        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(run, 1, GivenUp.DROPPED, elsewhere);
         commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create());
         int queued = 50_000;
         List<UniAssertSubscriber<String>> waiting = new ArrayList<>(queued);
@@ -120,6 +132,7 @@ class AsyncGroupCommitTest {
 
     @Test
     void aBatchHoldsAtLeastOneRequest() {
-        assertThrows(IllegalArgumentException.class, () -> new AsyncGroupCommit<Integer, String>(this::held, 0));
+        assertThrows(IllegalArgumentException.class,
+                () -> new AsyncGroupCommit<Integer, String>(this::held, 0, GivenUp.DROPPED));
     }
 }
