@@ -1,6 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
 import java.time.Duration;
+import java.util.function.Function;
 
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
@@ -91,12 +92,15 @@ public final class Delivery implements DeliveryView {
      * storage changes, the key's other form answers for it.
      */
     public Uni<Boolean> claim() {
-        return ask(record.claim())
-                .chain(claim -> claim.result() == ClaimResult.TAKEN_OVER ? countLostAttempt() : now(claim))
-                .chain(claim -> claim.result() == ClaimResult.NEW && previousKey != null ? underPreviousForm(claim)
-                        : now(claim))
-                .chain(this::claimedOnLease)
-                .chain(run -> state == DeliveryState.FOUND_DONE ? foundDurable().replaceWith(false) : now(run));
+        // one operator for a new key: each costs a context capture per message
+        return ask(record.claim(), claim -> claim.result() == ClaimResult.TAKEN_OVER ? countLostAttempt() : held(claim));
+    }
+
+    // A claim this delivery may hold, the key's other form looked at while the storage changes.
+    private Uni<Boolean> held(Claim claim) {
+        return claim.result() == ClaimResult.NEW && previousKey != null
+                ? underPreviousForm(claim).chain(this::claimedOnLease)
+                : claimedOnLease(claim);
     }
 
     // The lease-mode claim's answer, the previous form looked at: whether the handler runs, holding the lease if so.
@@ -110,7 +114,7 @@ public final class Delivery implements DeliveryView {
         if (run) {
             record.hold();
         }
-        return now(run);
+        return state == DeliveryState.FOUND_DONE ? foundDurable().replaceWith(false) : now(run);
     }
 
     /**
@@ -119,7 +123,12 @@ public final class Delivery implements DeliveryView {
      * lease first).
      */
     Uni<Boolean> claimInTransaction(TransactionKeys transaction) {
-        return ask(record.claimInTransaction(transaction)).map(this::claimedInTransaction);
+        return claimInTransaction(transaction, Delivery::now);
+    }
+
+    /** {@link #claimInTransaction(TransactionKeys)}, then {@code then} with whether the handler runs. */
+    <T> Uni<T> claimInTransaction(TransactionKeys transaction, Function<Boolean, Uni<T>> then) {
+        return ask(record.claimInTransaction(transaction), claim -> then.apply(claimedInTransaction(claim)));
     }
 
     private boolean claimedInTransaction(Claim claim) {
@@ -134,14 +143,15 @@ public final class Delivery implements DeliveryView {
         return run;
     }
 
-    private Uni<Claim> ask(Uni<Claim> claim) {
+    // The store's answer to a claim, reported, then what it means: a failing store is a store failure, never counted.
+    private <T> Uni<T> ask(Uni<Claim> claim, Function<Claim, Uni<T>> then) {
         long start = System.nanoTime();
         return claim.onItemOrFailure().transformToUni((answer, e) -> {
             if (e != null) {
                 return Uni.createFrom().failure(storeFailed("claim", e));
             }
             context.listener().claimAnswered(this, System.nanoTime() - start);
-            return now(answer);
+            return then.apply(answer);
         });
     }
 
@@ -172,7 +182,7 @@ public final class Delivery implements DeliveryView {
     }
 
     // The owner died or stalled: its attempt counts, so a message that kills its process meets the end of its budget.
-    private Uni<Claim> countLostAttempt() {
+    private Uni<Boolean> countLostAttempt() {
         context.listener().tookOver(this);
         LeaseExpiredException lost = new LeaseExpiredException(key);
         return record.countFailure(lost.getMessage())
@@ -181,7 +191,7 @@ public final class Delivery implements DeliveryView {
                     if (counted > 0 && target.policy().retry().spentBy(counted)) {
                         throw end(DeliveryState.DEAD_LETTERED, new AttemptsExhaustedException(key, counted, lost), lost);
                     }
-                    return ask(record.claim());
+                    return ask(record.claim(), this::held);
                 });
     }
 

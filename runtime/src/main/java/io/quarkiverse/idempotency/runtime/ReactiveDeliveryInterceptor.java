@@ -70,7 +70,7 @@ public class ReactiveDeliveryInterceptor {
                     }));
         }
         // the handler runs for a new key; a duplicate, or a dead owner's claim to take over first, ends the transaction
-        return delivery.claimInTransaction(transaction)
-                .chain(run -> run ? IdempotencyInterceptor.attempt(ic) : Uni.createFrom().nullItem());
+        return delivery.claimInTransaction(transaction,
+                run -> run ? IdempotencyInterceptor.attempt(ic) : Uni.createFrom().nullItem());
     }
 }
