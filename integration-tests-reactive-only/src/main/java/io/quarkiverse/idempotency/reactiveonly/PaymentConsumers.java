@@ -8,6 +8,7 @@ import org.eclipse.microprofile.reactive.messaging.Incoming;
 
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkus.hibernate.reactive.panache.common.WithTransaction;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.json.JsonObject;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -17,8 +18,11 @@ import io.vertx.mutiny.sqlclient.Tuple;
  * Two consumers of the same payments under one scope, in an application without JDBC: one in a Hibernate Reactive
  * transaction (its key written there), one on the event loop without a transaction (its key claimed and confirmed
  * through the reactive client). {@code {"orderId": "A-1", "amountCents": 1299}}; a test may add {@code "slowMs"} (the
- * charge waits that long, without blocking) or {@code "failures"} (the first that many attempts fail).
+ * charge waits that long, without blocking) or {@code "failures"} (the first that many attempts fail). Created at
+ * startup: created lazily, the first messages on two event loops at once made one loop wait for the other's creation
+ * of the bean (and of the client's pool), which the test's blocked-loop check rightly counts as a wait.
  */
+@Startup
 @ApplicationScoped
 public class PaymentConsumers {
 

@@ -90,11 +90,12 @@ public class Deliveries {
     public Delivery start(MethodPlan plan, String channel, Object payload, Message<?> message) {
         Metadata metadata = message.getMetadata();
         ScopedKey readable = keyOf(plan, channel, payload, metadata);
-        ScopedKey key = keyForms.stored(channel, readable);
         DeliveryPolicy policy = plan.policy(channel);
+        KeyForms.Forms forms = keyForms.forms(channel, readable, policy.retention());
+        ScopedKey key = forms.stored();
         Delivery delivery = new Delivery(context, context.calls(io.vertx.core.Context.isOnEventLoopThread()), plan,
                 channel, key, metadata, arrival(policy, payload, message, metadata),
-                keyForms.previous(channel, readable, policy.retention()));
+                forms.previous());
         ConfirmedKeys.Confirmed confirmed = context.confirmedKeys() == null ? null : context.confirmedKeys().get(key);
         if (confirmed != null) {
             delivery.confirmedEarlier(confirmed.facts(), confirmed.age());

@@ -97,12 +97,15 @@ public interface IdempotencyConfig {
     Optional<String> keyDigestSecret();
 
     /**
-     * When {@code key-storage} last changed (an ISO-8601 instant, {@code 2026-12-01T10:00:00Z}). For one retention after
-     * that instant, a key not found in its current form is looked up in the other form too, and a confirmed,
-     * dead-lettered or held record there answers for it (a confirmed one is then copied to the current form): the keys
-     * written before the change keep their answers, in both directions. Meanwhile every delivery claims its key on a
-     * lease first (one commit more). The digest form needs {@code key-digest-secret} both ways. Remove the setting
-     * once a retention has passed (it then does nothing).
+     * The instant {@code key-storage} changes, or changed (ISO-8601, {@code 2026-12-01T10:00:00Z}). Set it with the new
+     * {@code key-storage}, for an instant after the rolling deployment that brings it will have completed: until then
+     * the keys keep the form they had before (the form the instances being replaced write), and every instance
+     * switches at that instant. From the deployment until one retention after the instant, a key not found in the form
+     * it is stored in is looked up in the other form too, and a confirmed, dead-lettered or held record there answers
+     * for it (a confirmed one is then copied to the current form): the keys written before the change keep their
+     * answers, in both directions. Meanwhile every delivery claims its key on a lease first (one commit more). No
+     * instance of the old configuration may run past the instant. The digest form needs {@code key-digest-secret} both
+     * ways. Remove the setting once a retention has passed (it then does nothing).
      */
     Optional<java.time.Instant> keyStorageChangedAt();
 

@@ -13,8 +13,9 @@ import javax.crypto.spec.SecretKeySpec;
 import io.quarkiverse.idempotency.ScopedKey;
 
 /**
- * How each channel's keys are stored (readable, or as keyed digests), and, for one retention after the storage changed,
- * the other form under which a key's earlier record may be.
+ * How each channel's keys are stored (readable, or as keyed digests), and, while the storage changes (from the
+ * deployment that announces the change until one retention after it), the other form under which a key's record may
+ * be.
  */
 final class KeyForms {
 
@@ -58,19 +59,42 @@ final class KeyForms {
         }
     }
 
-    /** @return the key as the channel stores it */
-    ScopedKey stored(String channel, ScopedKey key) {
-        return storage(channel) == KeyStorage.DIGEST ? digest(key) : key;
+    /**
+     * The forms of a key at this instant: the one it is stored in, and the other one under which its record may be
+     * while the storage changes. The storage in effect changes at {@code key-storage-changed-at}: before it, the
+     * channel keeps its keys in the form it had before the change, and the form it will have is looked up too; after
+     * it, the new form, and the old one is looked up for one retention. So every instance of a rolling deployment that
+     * sets the change ahead of time writes the same form as the instances it replaces until the instant, and all switch
+     * at that instant, each looking up the other form.
+     *
+     * @return the key as stored now, and its other form ({@code null} when the storage is not changing)
+     */
+    Forms forms(String channel, ScopedKey key, Duration retention) {
+        KeyStorage storage = storage(channel);
+        if (changedAt == null) {
+            return new Forms(form(storage, key), null);
+        }
+        Instant now = Instant.now();
+        if (now.isAfter(changedAt.plus(retention))) {
+            return new Forms(form(storage, key), null);
+        }
+        KeyStorage current = now.isBefore(changedAt) ? other(storage) : storage;
+        return new Forms(form(current, key), form(other(current), key));
     }
 
     /**
-     * @return the key in the other form, while the storage changed less than {@code retention} ago; else {@code null}
+     * @param stored the key as stored now
+     * @param previous the key in its other form while the storage changes, else {@code null}
      */
-    ScopedKey previous(String channel, ScopedKey key, Duration retention) {
-        if (changedAt == null || Instant.now().isAfter(changedAt.plus(retention))) {
-            return null;
-        }
-        return storage(channel) == KeyStorage.DIGEST ? key : digest(key);
+    record Forms(ScopedKey stored, ScopedKey previous) {
+    }
+
+    private ScopedKey form(KeyStorage storage, ScopedKey key) {
+        return storage == KeyStorage.DIGEST ? digest(key) : key;
+    }
+
+    private static KeyStorage other(KeyStorage storage) {
+        return storage == KeyStorage.DIGEST ? KeyStorage.READABLE : KeyStorage.DIGEST;
     }
 
     /** @return whether the storage changed at some point (the store must then be able to look keys up) */

@@ -33,7 +33,8 @@ public class WorkerId {
         this(config.instanceId());
     }
 
-    WorkerId(Optional<String> instanceId) {
+    /** @param instanceId the instance's name ({@code quarkus.idempotency.instance-id}), if it has one */
+    public WorkerId(Optional<String> instanceId) {
         byte[] random = new byte[6];
         new SecureRandom().nextBytes(random);
         String unique = HexFormat.of().formatHex(random);

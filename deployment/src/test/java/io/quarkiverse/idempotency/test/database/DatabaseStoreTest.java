@@ -74,6 +74,29 @@ class DatabaseStoreTest {
     }
 
     /**
+     * The look-up of a key's other form while the key storage changes, as an instance of the other form writes that key
+     * in its handler's transaction (inserted under the key's lock, not committed yet): busy, as a claim would answer,
+     * not "unknown", which would let both deliveries run.
+     */
+    @Test
+    void aLookUpOfAKeyWrittenInATransactionNotCommittedYetIsBusy() throws SQLException {
+        ScopedKey key = new ScopedKey("payments", "charge:W-1");
+        try (java.sql.Connection writer = dataSource.getConnection()) {
+            writer.setAutoCommit(false);
+            try (java.sql.Statement s = writer.createStatement()) {
+                s.execute("SELECT pg_advisory_xact_lock(hashtextextended('payments:charge:W-1', 0))");
+                s.execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at,"
+                        + " expires_at, attempts) VALUES ('payments:charge:W-1', 'payments', 'CONFIRMED', 'other',"
+                        + " now(), now() + interval '1 hour', 0)");
+            }
+            assertEquals(ClaimResult.BUSY, store.peek(key).result(), "held by a transaction still open");
+            writer.commit();
+        }
+        assertEquals(ClaimResult.DONE, store.peek(key).result(), "committed: a duplicate");
+        assertEquals(ClaimResult.NEW, store.peek(new ScopedKey("payments", "charge:W-2")).result(), "unknown");
+    }
+
+    /**
      * The look-up of a key's other form while the key storage changes fails: its failure, which the delivery logs,
      * does not name the key, which in its other form may be the readable one that digest keys keep out of the logs.
      */

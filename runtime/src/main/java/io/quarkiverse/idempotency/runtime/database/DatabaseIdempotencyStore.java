@@ -302,10 +302,11 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     public Claim peek(ScopedKey key) {
         String id = StorageKeys.of(key);
         return table.onItsOwn(() -> table.query(sql.peek, ps -> ps.setString(1, id), rs -> {
-            if (!rs.next()) {
+            if (!rs.next() || rs.getString(1) == null) {
                 return Claim.claimed(ClaimResult.NEW, 0);
             }
             return switch (rs.getString(1)) {
+                case "LOCKED" -> Claim.BUSY; // written in a transaction not committed yet
                 case "CONFIRMED" -> done(rs, 5);
                 case "DEAD_LETTERED" -> Claim.deadLettered(rs.getInt(2), rs.getString(4));
                 case "CLAIMED" -> rs.getBoolean(3) ? Claim.BUSY : Claim.claimed(ClaimResult.NEW, rs.getInt(2));

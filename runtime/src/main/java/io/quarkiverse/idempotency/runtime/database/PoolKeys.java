@@ -189,12 +189,13 @@ public final class PoolKeys implements KeyCalls {
     @Override
     public Uni<Claim> peek(ScopedKey key) {
         return run(peek, StorageKeys.of(key)).map(rows -> {
-            if (rows.size() == 0) {
+            Row row = rows.size() == 0 ? null : rows.iterator().next();
+            if (row == null || row.getString(0) == null) {
                 return Claim.claimed(ClaimResult.NEW, 0);
             }
-            Row row = rows.iterator().next();
             int attempts = row.getInteger(1);
             return switch (row.getString(0)) {
+                case "LOCKED" -> Claim.BUSY; // written in a transaction not committed yet
                 case "CONFIRMED" -> done(row, 4);
                 case "DEAD_LETTERED" -> Claim.deadLettered(attempts, row.getString(3));
                 case "CLAIMED" -> Boolean.TRUE.equals(row.getBoolean(2)) ? Claim.BUSY

@@ -452,14 +452,18 @@ public final class RecordStatements {
     }
 
     /**
-     * A key's record, looked up without claiming it (the other form of a key while the key storage changes).
+     * A key's record, looked up without claiming it (the other form of a key while the key storage changes), as a
+     * claim would see it: a key whose lock another transaction holds (a delivery writing it in its transaction, not
+     * committed yet) is {@code LOCKED}, busy, as the claim would answer.
      * <p>
-     * Parameters: 1 the scoped key. Returns no row, or: the state, the failed attempts, whether a claim's lease still
-     * runs, the last failure, the message id and fingerprint kept, the milliseconds since it was last written.
+     * Parameters: 1 the scoped key. Returns one row: the state ({@code LOCKED}, or {@code NULL} when there is no record),
+     * the failed attempts, whether a claim's lease still runs, the last failure, the message id and fingerprint kept, the
+     * milliseconds since it was last written.
      */
     public static String peek(String table) {
-        return "SELECT state, attempts, " + LEASE_END + " >= now(), last_failure, message_id, fingerprint, " + AGE
-                + " FROM " + table + " WHERE scoped_key = ?";
+        return "SELECT CASE WHEN NOT pg_try_advisory_xact_lock(hashtextextended(k.id, 0)) THEN 'LOCKED' ELSE state END,"
+                + " coalesce(attempts, 0), " + LEASE_END + " >= now(), last_failure, message_id, fingerprint, " + AGE
+                + " FROM (SELECT CAST(? AS varchar) AS id) k LEFT JOIN " + table + " ON scoped_key = k.id";
     }
 
     /** Whether the table can be read: fails when it is missing. */
