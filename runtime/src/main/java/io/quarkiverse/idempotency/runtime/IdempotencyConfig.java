@@ -79,8 +79,8 @@ public interface IdempotencyConfig {
 
     /**
      * The name of this instance of the application: the same across its restarts, and used by no other instance running
-     * at the same time (on Kubernetes, the pod's name, {@code ${HOSTNAME}}: a container restarted in its pod keeps it,
-     * and so does a StatefulSet's pod). When set, an instance that starts ends at once the leases of the claims its
+     * at the same time (on Kubernetes, the pod's name, its {@code HOSTNAME} variable: a container restarted in its pod
+     * keeps it, and so does a StatefulSet's pod). When set, an instance that starts ends at once the leases of the claims its
      * earlier starts left, instead of waiting for them to run out: after a crash loop, the messages that were running
      * are taken over within seconds of the last restart, each takeover still counted as its dead holder's attempt. Two
      * instances running at once under one name would take each other's live claims over, so leave it unset (the
