@@ -1,7 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
@@ -16,11 +16,11 @@ import io.smallrye.mutiny.Uni;
  */
 class DeliveryAnsweredLaterTest extends DeliveryTest {
 
-    static ExecutorService elsewhere;
+    static ScheduledExecutorService elsewhere;
 
     @BeforeAll
     static void startElsewhere() {
-        elsewhere = Executors.newSingleThreadExecutor(r -> new Thread(r, "store-answers"));
+        elsewhere = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "store-answers"));
     }
 
     @AfterAll
@@ -93,13 +93,6 @@ class DeliveryAnsweredLaterTest extends DeliveryTest {
 
     // made on another thread after a pause, so that the caller has moved on when the answer comes
     static <T> Uni<T> later(Uni<T> call) {
-        return call.runSubscriptionOn(command -> elsewhere.execute(() -> {
-            try {
-                Thread.sleep(2);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            command.run();
-        }));
+        return call.runSubscriptionOn(command -> elsewhere.schedule(command, 2, TimeUnit.MILLISECONDS));
     }
 }
