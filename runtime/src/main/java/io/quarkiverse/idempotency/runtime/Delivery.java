@@ -114,7 +114,7 @@ public final class Delivery implements DeliveryView {
         if (run) {
             record.hold();
         }
-        return state == DeliveryState.FOUND_DONE ? foundDurable().replaceWith(false) : now(run);
+        return state == DeliveryState.FOUND_DONE ? onceDurable(this::foundDuplicate).replaceWith(false) : now(run);
     }
 
     /**
@@ -199,7 +199,7 @@ public final class Delivery implements DeliveryView {
         switch (claim.result()) {
             case DONE -> {
                 if (target.policy().asynchronousCommit()) {
-                    // visible, maybe not durable yet: a duplicate once a flush passed it (foundDurable)
+                    // visible, maybe not durable yet: a duplicate once a flush passed it (onceDurable)
                     found = claim;
                     state = DeliveryState.FOUND_DONE;
                 } else {
@@ -278,7 +278,7 @@ public final class Delivery implements DeliveryView {
         switch (state) {
             case WRITTEN_IN_TRANSACTION, CONFIRMED_IN_TRANSACTION -> {
                 if (committedAsynchronously) {
-                    return awaitDurable();
+                    return onceDurable(this::handled);
                 }
                 handled();
                 return Uni.createFrom().voidItem();
@@ -287,7 +287,7 @@ public final class Delivery implements DeliveryView {
                 return confirmOnItsOwn();
             }
             case FOUND_DONE -> {
-                return foundDurable(); // found in the handler's transaction, waited for once it ended
+                return onceDurable(this::foundDuplicate); // found in the handler's transaction, waited for once it ended
             }
             case LOST_IN_TRANSACTION -> {
                 return Uni.createFrom().failure(end(DeliveryState.CLAIM_LOST, new ClaimLostException(key), null));
@@ -302,28 +302,16 @@ public final class Delivery implements DeliveryView {
         }
     }
 
-    // Not acked, never counted: the commit may be lost with the store's server, so the message comes back; its
-    // redelivery finds the key if the commit was kept, and runs the work again if it was not.
-    private Uni<Void> awaitDurable() {
-        return record.awaitDurable().onItemOrFailure().transformToUni((ignored, e) -> {
-            if (e != null) {
-                record.letGo();
-                return Uni.createFrom().failure(storeFailed("learn whether the commit is durable, of", e));
-            }
-            handled();
-            return Uni.createFrom().voidItem();
-        });
-    }
-
-    // The key was found confirmed on a channel whose commits are asynchronous: its commit is visible, but a crash of
-    // the store's server before its WAL flush would lose it, with the work. Acked as a duplicate only once a flush
-    // passed it; if that cannot be learnt, not acked and never counted, like the delivery that wrote it.
-    private Uni<Void> foundDurable() {
+    // Acked only once the WAL is flushed past the commit that justifies the ack: the handler's own asynchronous commit
+    // (then handled), or the one that confirmed a key found on such a channel (then a duplicate). Until then, not acked
+    // and never counted: a crash of the store's server before the flush loses that commit, with its work, so the
+    // message must come back; its redelivery finds the key if the commit was kept, and runs the work if it was not.
+    private Uni<Void> onceDurable(Runnable then) {
         return record.awaitDurable().onItemOrFailure().transformToUni((ignored, e) -> {
             if (e != null) {
                 return Uni.createFrom().failure(storeFailed("learn whether the commit is durable, of", e));
             }
-            duplicate(found.seen(), found.age());
+            then.run();
             return Uni.createFrom().voidItem();
         });
     }
@@ -345,6 +333,10 @@ public final class Delivery implements DeliveryView {
             }
             return null;
         });
+    }
+
+    private void foundDuplicate() {
+        duplicate(found.seen(), found.age());
     }
 
     private void handled() {

@@ -15,10 +15,18 @@ import io.quarkiverse.idempotency.IdempotencyStore;
  * @param requeueDelay how long a busy or store-failed message waits before it is redelivered
  * @param holders the keys held by deliveries of this process right now
  * @param nonBlocking the store's calls without blocking, for deliveries on an event loop
+ * @param ownCalls the store's own calls: on the calling thread when they never block, else off an event loop
  */
 record DeliveryContext(IdempotencyStore store, DeliveryListener listener, LeaseRenewer renewer,
         ConfirmedKeys confirmedKeys, ClaimTokens tokens, Duration requeueDelay, LocalHolders holders,
-        NonBlockingStore nonBlocking) {
+        NonBlockingStore nonBlocking, KeyCalls ownCalls) {
+
+    DeliveryContext(IdempotencyStore store, DeliveryListener listener, LeaseRenewer renewer,
+            ConfirmedKeys confirmedKeys, ClaimTokens tokens, Duration requeueDelay, LocalHolders holders,
+            NonBlockingStore nonBlocking) {
+        this(store, listener, renewer, confirmedKeys, tokens, requeueDelay, holders, nonBlocking,
+                store.neverBlocks() ? KeyCalls.onCallingThread(store) : KeyCalls.offloading(store));
+    }
 
     /**
      * The one place that picks where a delivery's store calls run.
@@ -29,10 +37,7 @@ record DeliveryContext(IdempotencyStore store, DeliveryListener listener, LeaseR
      *         pool when asked from an event loop
      */
     KeyCalls calls(boolean onEventLoop) {
-        if (store.neverBlocks()) {
-            return nonBlocking.onCallingThread();
-        }
-        KeyCalls withoutBlocking = onEventLoop ? nonBlocking.keysIfAny() : null;
-        return withoutBlocking != null ? withoutBlocking : nonBlocking.offloading();
+        KeyCalls withoutBlocking = onEventLoop && !store.neverBlocks() ? nonBlocking.keysIfAny() : null;
+        return withoutBlocking != null ? withoutBlocking : ownCalls;
     }
 }

@@ -94,7 +94,7 @@ public class IdempotencyInterceptor {
             }
             // settled back on the message's context, wherever the method's stage completed
             return OnContext.resume(attempt(ic).onItemOrFailure().transformToUni((item, failure) -> failure != null
-                    ? delivery.failed(failure).onItem().transformToUni(e -> Uni.createFrom().failure(e))
+                    ? failing(delivery.failed(failure))
                     : delivery.succeeded().map(ignored -> {
                         if (delivery.state() == DeliveryState.HANDLED) {
                             inbound.handled();
@@ -130,8 +130,7 @@ public class IdempotencyInterceptor {
             InboundMessage inbound, Context context) {
         return attempt.onItemOrFailure().transformToUni((item, failure) -> {
             if (failure != null) {
-                return OnContext.resume(delivery.failed(failure), context)
-                        .onItem().transformToUni(e -> Uni.createFrom().failure(e));
+                return failing(OnContext.resume(delivery.failed(failure), context));
             }
             DeliveryState state = delivery.state();
             if (state == DeliveryState.WRITTEN_IN_TRANSACTION || state == DeliveryState.CONFIRMED_IN_TRANSACTION) {
@@ -246,11 +245,11 @@ public class IdempotencyInterceptor {
         try {
             handled = toUni(ic.proceed());
         } catch (Throwable t) {
-            return delivery.failed(t).onItem().transformToUni(e -> Uni.createFrom().failure(e));
+            return failing(delivery.failed(t));
         }
         return handled.onItemOrFailure().transformToUni((item, failure) -> {
             if (failure != null) {
-                return delivery.failed(failure).onItem().transformToUni(e -> Uni.createFrom().<Object> failure(e));
+                return failing(delivery.failed(failure));
             }
             if (plan.processor()) {
                 delivery.awaitOutputAck();
@@ -295,9 +294,14 @@ public class IdempotencyInterceptor {
         }
         // A stage that fails without nacking is nacked by the mediator on the original message, which this delivery
         // does not see: the stage fails with the delivery's outcome instead (settling twice answers the first outcome).
-        return handled.onFailure().recoverWithUni(failure -> delivery.failed(failure)
-                .onItem().transformToUni(e -> Uni.createFrom().failure(e))).onCancellation().invoke(delivery::abandoned)
+        return handled.onFailure().recoverWithUni(failure -> failing(delivery.failed(failure))).onCancellation()
+                .invoke(delivery::abandoned)
                 .replaceWithVoid().subscribeAsCompletionStage();
+    }
+
+    /** @return a failure with the delivery's outcome, once its failed attempt is settled */
+    private static <T> Uni<T> failing(Uni<IdempotencyException> outcome) {
+        return outcome.onItem().transformToUni(e -> Uni.createFrom().failure(e));
     }
 
     @SuppressWarnings("unchecked")

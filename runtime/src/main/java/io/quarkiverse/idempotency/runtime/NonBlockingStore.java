@@ -18,8 +18,6 @@ public class NonBlockingStore {
 
     private final IdempotencyStore store;
     private final List<KeyCalls.Provider> providers;
-    private final KeyCalls onCallingThread;
-    private final KeyCalls offloading;
     private volatile KeyCalls keys;
     private volatile String unavailable;
 
@@ -27,18 +25,6 @@ public class NonBlockingStore {
     public NonBlockingStore(IdempotencyStore store, @All List<KeyCalls.Provider> providers) {
         this.store = store;
         this.providers = List.copyOf(providers);
-        this.onCallingThread = KeyCalls.onCallingThread(store);
-        this.offloading = KeyCalls.offloading(store);
-    }
-
-    /** @return the store's own calls, made on the calling thread */
-    KeyCalls onCallingThread() {
-        return onCallingThread;
-    }
-
-    /** @return the store's own calls, made on the calling thread when it may block, else on the worker pool */
-    KeyCalls offloading() {
-        return offloading;
     }
 
     /** @return the store's calls without blocking, or {@code null} when it has none */
@@ -71,7 +57,7 @@ public class NonBlockingStore {
             return;
         }
         if (store.neverBlocks()) {
-            keys = onCallingThread;
+            keys = KeyCalls.onCallingThread(store);
         } else if (providers.isEmpty()) {
             unavailable = "the idempotency store " + store.getClass().getName() + " can make them only through the"
                     + " reactive PostgreSQL client (the database store), which the application does not have: add"
