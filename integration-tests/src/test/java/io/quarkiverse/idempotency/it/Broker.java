@@ -51,7 +51,17 @@ public final class Broker implements AutoCloseable {
     }
 
     /** Waits until the application has declared the queues, then empties them. */
+    /** The suffix of the queue where the extension parks messages waiting for their retry (its WaitQueue). */
+    static final String WAIT_QUEUE = ".idempotency-wait";
+
     public void reset() {
+        // messages waiting for their retry in the extension's wait queue would come back after the reset
+        try (Channel c = connection.createChannel()) {
+            c.queueDeclarePassive(queue + WAIT_QUEUE);
+            c.queuePurge(queue + WAIT_QUEUE);
+        } catch (Exception e) {
+            // no wait queue: no message waits there
+        }
         for (String name : new String[] { queue, queue + ".dlq", AUDIT_QUEUE, AUDIT_QUEUE + ".dlq" }) {
             Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
                 try (Channel c = connection.createChannel()) {

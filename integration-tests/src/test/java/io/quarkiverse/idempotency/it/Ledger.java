@@ -48,6 +48,16 @@ public final class Ledger {
         return count("SELECT count(DISTINCT order_id) FROM charge");
     }
 
+    /** @return the orders of one run charged so far: a message an earlier test left behind cannot add to them */
+    public static long distinctChargedOrders(String prefix) {
+        return count("SELECT count(DISTINCT order_id) FROM charge WHERE starts_with(order_id, '" + prefix + "')");
+    }
+
+    /** @return the charges of one run's orders */
+    public static long chargesOfRun(String prefix) {
+        return count("SELECT count(*) FROM charge WHERE starts_with(order_id, '" + prefix + "')");
+    }
+
     /** @return the audit entries of one order: a message an earlier test left unacknowledged cannot add to them */
     public static long auditEntries(String orderId) {
         return count("SELECT count(*) FROM payment_audit WHERE order_id = '" + orderId.replace("'", "''") + "'");
