@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark (see README, "Benchmarks"): builds the benchmark application and runs it against the local RabbitMQ
+# The benchmark (see the guide's Benchmarks page): builds the benchmark application and runs it against the local RabbitMQ
 # and PostgreSQL (database root). Prints its figures; the last line is machine-readable.
 # Sizes: -Dbench.messages=20000 -Dbench.rounds=5 -Dbench.warmup=10000 -Dbench.store-ops=5000 -Dbench.purge-rows=1000000
 # -Dbench.only=plain-nontx,idempotent-nontx: only those consumers, their best runs and nothing else (a quick look).

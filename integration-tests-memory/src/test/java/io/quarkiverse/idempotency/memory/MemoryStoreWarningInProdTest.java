@@ -15,8 +15,9 @@ import io.quarkus.maven.dependency.Dependency;
 import io.quarkus.test.QuarkusProdModeTest;
 
 /**
- * The packaged application running in prod with the memory store warns that every process remembers only its own
- * keys, and says what to use instead.
+ * The packaged application running in prod with the memory store it chose ({@code quarkus.idempotency.store=memory})
+ * warns that every process remembers only its own keys, and says what to use instead. Unchosen, the memory store is
+ * refused in production: {@link MemoryStoreRefusedInProdTest}.
  */
 class MemoryStoreWarningInProdTest {
 
@@ -27,6 +28,7 @@ class MemoryStoreWarningInProdTest {
             .setForcedDependencies(List.of(Dependency.of("io.smallrye.reactive", "smallrye-reactive-messaging-in-memory",
                     "4.33.0")))
             .overrideConfigKey("mp.messaging.incoming.in.connector", "smallrye-in-memory")
+            .overrideConfigKey("quarkus.idempotency.store", "memory")
             .setApplicationName("memory-store-in-prod")
             .setApplicationVersion("0.1")
             .setRun(true);
@@ -34,7 +36,7 @@ class MemoryStoreWarningInProdTest {
     @Test
     void warnsAtStartup() {
         String output = APP.getStartupConsoleOutput();
-        assertTrue(output.contains("quarkus.idempotency.store is 'memory' in production"), output);
+        assertTrue(output.contains("IDEMP1001: quarkus.idempotency.store is 'memory' in production"), output);
         assertTrue(output.contains("set quarkus.idempotency.store=database"), output);
     }
 

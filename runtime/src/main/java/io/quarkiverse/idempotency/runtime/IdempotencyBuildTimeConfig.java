@@ -18,7 +18,8 @@ public interface IdempotencyBuildTimeConfig {
      * Which store remembers handled keys. {@code database} keeps them in a table through Hibernate ORM (the
      * production store, shared by every instance of the application); {@code memory} keeps them in this process
      * only, which is right for tests and wrong for production. When unset: {@code database} if the application has
-     * Hibernate ORM, else {@code memory}. An application bean implementing {@code IdempotencyStore} replaces either.
+     * Hibernate ORM, else {@code memory}, which a production start then refuses: set {@code memory} to choose it there.
+     * An application bean implementing {@code IdempotencyStore} replaces either.
      */
     Optional<StoreKind> store();
 
