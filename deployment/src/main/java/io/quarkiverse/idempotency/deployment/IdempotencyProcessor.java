@@ -28,6 +28,7 @@ import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig.StoreKind;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyInterceptor;
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.quarkiverse.idempotency.runtime.IdempotencyRecorder;
 import io.quarkiverse.idempotency.runtime.IdempotentMethodIndex;
 import io.quarkiverse.idempotency.runtime.IdempotentMethodInfo;
@@ -142,6 +143,16 @@ class IdempotencyProcessor {
         return new HealthBuildItem(IdempotencyStoreHealthCheck.class.getName(), config.health().enabled());
     }
 
+    /**
+     * The implementation of the log messages' interface, generated at compile time and found by its name, like
+     * SmallRye's: constructed by the classes that log, at whatever moment the native image initializes them.
+     */
+    @BuildStep
+    ReflectiveClassBuildItem messageLogger() {
+        return ReflectiveClassBuildItem.builder(IdempotencyLogger.class.getName() + "_$logger").constructors()
+                .reason(getClass().getName()).build();
+    }
+
     @BuildStep
     void keyFunctions(IdempotentMethodsBuildItem methods, BuildProducer<AdditionalBeanBuildItem> beans,
             BuildProducer<ReflectiveClassBuildItem> reflective) {
@@ -234,10 +245,10 @@ class IdempotencyProcessor {
 
     @BuildStep
     @Record(ExecutionTime.RUNTIME_INIT)
-    void warnAboutMemoryStore(SelectedStoreBuildItem store, LaunchModeBuildItem launchMode,
-            IdempotencyRecorder recorder) {
+    void memoryStoreInProduction(SelectedStoreBuildItem store, IdempotencyBuildTimeConfig config,
+            LaunchModeBuildItem launchMode, IdempotencyRecorder recorder) {
         if (store.memory()) {
-            recorder.warnAboutMemoryStore(launchMode.getLaunchMode());
+            recorder.memoryStoreInProduction(launchMode.getLaunchMode(), config.store().isPresent());
         }
     }
 

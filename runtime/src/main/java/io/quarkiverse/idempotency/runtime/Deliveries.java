@@ -3,11 +3,6 @@ package io.quarkiverse.idempotency.runtime;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.event.Observes;
@@ -137,28 +132,9 @@ public class Deliveries {
         return context.requeueDelay();
     }
 
-    /**
-     * Waits, on the calling (worker) thread, before a delivery is retried in place: the delay, or until
-     * {@code sooner} completes (the delivery of this process that held the key ended), whichever comes first.
-     *
-     * @param stillOwned whether the consumer still owns the message: once it does not, the wait ends
-     * @return {@code false} when the application began to stop meanwhile, the thread was interrupted, or the consumer
-     *         no longer owns the message: the delivery must not be retried
-     */
-    public boolean awaitRetry(Duration delay, CompletionStage<Void> sooner, BooleanSupplier stillOwned) {
-        long end = System.nanoTime() + delay.toNanos();
-        CompletableFuture<Void> early = sooner == null ? null : sooner.toCompletableFuture();
-        while (!stopping && stillOwned.getAsBoolean()) {
-            long left = end - System.nanoTime();
-            if (left <= 0 || (early != null && early.isDone())) {
-                return true;
-            }
-            LockSupport.parkNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)));
-            if (Thread.currentThread().isInterrupted()) {
-                return false;
-            }
-        }
-        return false;
+    /** @return whether the application began to stop: a delivery waiting to be retried in place is let go */
+    public boolean stopping() {
+        return stopping;
     }
 
     /**

@@ -7,7 +7,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import org.eclipse.microprofile.reactive.messaging.Metadata;
-import org.jboss.logging.Logger;
 
 import io.quarkiverse.idempotency.AttemptsExhaustedException;
 import io.quarkiverse.idempotency.HandlerFailedException;
@@ -23,7 +22,7 @@ import io.quarkiverse.idempotency.ScopedKey;
 final class DeliveryReport implements DeliveryListener {
 
     /** The category of every delivery's outcome log. */
-    static final Logger LOG = Logger.getLogger("io.quarkiverse.idempotency.delivery");
+    static final IdempotencyLogger LOG = IdempotencyLogger.of("io.quarkiverse.idempotency.delivery");
 
     private final IdempotencyMetrics metrics;
     private final MessageIdKey messageIds;
@@ -60,8 +59,7 @@ final class DeliveryReport implements DeliveryListener {
         if (history != null) {
             history.count(OutcomeHistory.Series.TAKEOVER);
         }
-        LOG.infof("Took over the claim on key '%s' for %s: its lease ran out (its owner died or stalled)",
-                delivery.key(), delivery.target().plan().description());
+        LOG.tookOver(delivery.key(), delivery.target().plan().description());
     }
 
     @Override
@@ -76,11 +74,7 @@ final class DeliveryReport implements DeliveryListener {
             metrics.duplicateAge(channel, origin, age.toMillis());
             Duration retention = delivery.target().policy().retention();
             if (ages.observe(channel, age, retention)) {
-                LOG.warnf("A duplicate of key '%s' of %s arrived %s after the key was confirmed, in the last tenth of"
-                        + " its retention (%s): a duplicate arriving after the retention runs the work again. Raise the"
-                        + " retention (quarkus.idempotency.retention, quarkus.idempotency.channels.\"%s\".retention)"
-                        + " above the longest delay with which duplicates arrive (idempotency.duplicates.age shows it)",
-                        delivery.key(), delivery.target().plan().description(), age, retention, channel);
+                LOG.lateDuplicate(delivery.key(), delivery.target().plan().description(), age, retention, channel);
             }
         }
         if (payload == PayloadMatch.MISMATCH && delivery.target().policy().payloadMismatch() == PayloadMismatch.WARN) {
@@ -88,11 +82,8 @@ final class DeliveryReport implements DeliveryListener {
                 mismatchesLogged.clear();
             }
             if (mismatchesLogged.add(delivery.key())) {
-                LOG.warnf("Message %s has key '%s' of %s, which was handled for message %s with a different payload:"
-                        + " acknowledged as a duplicate without running. Two different messages share the key: the key"
-                        + " function may be wrong, or the producer reused an id (quarkus.idempotency.payload-mismatch ="
-                        + " dead-letter dead-letters such messages instead)", describeId(delivery.target().metadata()),
-                        delivery.key(), delivery.target().plan().description(),
+                LOG.payloadMismatchAcked(describeId(delivery.target().metadata()), delivery.key(),
+                        delivery.target().plan().description(),
                         seen.messageId() == null ? "(no id)" : "'" + seen.messageId() + "'");
             }
         }
@@ -127,50 +118,41 @@ final class DeliveryReport implements DeliveryListener {
             case PAYLOAD_MISMATCH -> {
                 String suffix = logs.admit("payload-mismatch:" + method);
                 if (suffix != null) {
-                    LOG.errorf("%s%s", delivery.answer().getMessage(), suffix);
+                    LOG.payloadMismatchDeadLettered(delivery.answer().getMessage(), suffix);
                 }
             }
             case BUSY -> LOG.debugf("Key '%s' of %s is being handled by another delivery; redelivering later",
                     delivery.key(), method);
-            case UNCONFIRMED -> LOG.errorf(cause, "Could not confirm key '%s' after %s succeeded. The work happened, so"
-                    + " the message is acknowledged; the claim will run out and a redelivery after that would run it"
-                    + " again", delivery.key(), method);
+            case UNCONFIRMED -> LOG.unconfirmed(cause, delivery.key(), method);
             case CLAIM_LOST -> {
                 if (delivery.answer() == null) {
-                    LOG.warnf("The claim on key '%s' was no longer this delivery's when %s finished: taken over (the"
-                            + " handler outlived its lease without renewal), or lost in a database crash (with"
-                            + " asynchronous-claim-commit). Its work is done and the message is acknowledged, but the"
-                            + " key is not confirmed: another delivery may repeat the work", delivery.key(), method);
+                    LOG.claimLost(delivery.key(), method);
                 }
             }
             case RETRYING -> {
                 HandlerFailedException retry = (HandlerFailedException) delivery.answer();
                 String suffix = logs.admit("retried:" + method);
                 if (suffix != null) {
-                    LOG.warnf("Attempt %d of %d of %s for key '%s' failed: %s; retrying in %d ms%s", retry.attempt(),
-                            retry.maxAttempts(), method, delivery.key(), cause, retry.retryDelay().toMillis(), suffix);
+                    LOG.attemptFailed(retry.attempt(), retry.maxAttempts(), method, delivery.key(), cause,
+                            retry.retryDelay().toMillis(), suffix);
                 }
                 LOG.debugf(cause, "Attempt %d of key '%s' failed", retry.attempt(), delivery.key());
             }
             case DEAD_LETTERED -> {
                 String suffix = logs.admit("dead-lettered:" + method);
                 if (suffix != null && cause instanceof RecordedFailure before) {
-                    LOG.errorf("Key '%s' of %s (message %s) was dead-lettered before (%s): dead-lettered again at once;"
-                            + " release the key to replay it%s", delivery.key(), method,
-                            describeId(delivery.target().metadata()), before, suffix);
+                    LOG.deadLetteredBefore(delivery.key(), method, describeId(delivery.target().metadata()), before,
+                            suffix);
                 } else if (suffix != null) {
                     AttemptsExhaustedException spent = (AttemptsExhaustedException) delivery.answer();
-                    LOG.errorf(cause, "Attempt %d of %d of %s for key '%s' (message %s) failed; the budget is spent, so"
-                            + " the message is dead-lettered%s", spent.attempts(),
-                            delivery.target().policy().retry().maxAttempts(),
-                            method, delivery.key(), describeId(delivery.target().metadata()), suffix);
+                    LOG.attemptsExhausted(cause, spent.attempts(), delivery.target().policy().retry().maxAttempts(), method,
+                            delivery.key(), describeId(delivery.target().metadata()), suffix);
                 }
             }
             case STORE_FAILED -> {
                 String suffix = logs.admit("store-failed");
                 if (suffix != null) {
-                    LOG.warnf("%s, for %s; the message will be retried%s", delivery.answer().getMessage(), method,
-                            suffix);
+                    LOG.storeFailed(delivery.answer().getMessage(), method, suffix);
                 }
             }
             default -> {
@@ -183,7 +165,7 @@ final class DeliveryReport implements DeliveryListener {
         metrics.delivery(channel, Outcome.KEY_MISSING);
         String suffix = logs.admit("key-missing:" + channel);
         if (suffix != null) {
-            LOG.warn(message + suffix);
+            LOG.keyMissing(message, suffix);
         }
     }
 
@@ -192,8 +174,7 @@ final class DeliveryReport implements DeliveryListener {
         metrics.delivery(channel, Outcome.UNREADABLE);
         String suffix = logs.admit("unreadable:" + channel);
         if (suffix != null) {
-            LOG.errorf("Dead-lettered message %s of channel %s at once: its payload could not be converted for the"
-                    + " @Idempotent method (%s); retrying cannot help%s", describeId(metadata), channel, cause, suffix);
+            LOG.unreadable(describeId(metadata), channel, cause, suffix);
         }
     }
 

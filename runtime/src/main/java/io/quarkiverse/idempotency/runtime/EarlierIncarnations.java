@@ -5,8 +5,6 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
 import jakarta.interceptor.Interceptor;
 
-import org.jboss.logging.Logger;
-
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkus.runtime.StartupEvent;
 
@@ -20,7 +18,7 @@ import io.quarkus.runtime.StartupEvent;
 @Singleton
 public class EarlierIncarnations {
 
-    private static final Logger LOG = Logger.getLogger(EarlierIncarnations.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(EarlierIncarnations.class);
 
     /** Just after the store's table is created or checked (PLATFORM_BEFORE), before the consumers start. */
     void takeBack(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE + 1) StartupEvent event, WorkerId worker,
@@ -31,12 +29,10 @@ public class EarlierIncarnations {
         try {
             int ended = store.endLeasesOfEarlierStarts(worker.instance() + WorkerId.INCARNATION, worker.value() + "#");
             if (ended > 0) {
-                LOG.infof("Instance '%s' started again: %d claims its earlier starts left are taken over by their next"
-                        + " delivery, without waiting for their leases", worker.instance(), ended);
+                LOG.earlierStartsEnded(worker.instance(), ended);
             }
         } catch (RuntimeException e) {
-            LOG.warnf("Instance '%s' could not end the leases of the claims its earlier starts left (%s): they are"
-                    + " taken over once their leases run out", worker.instance(), e.toString());
+            LOG.earlierStartsNotEnded(worker.instance(), e.toString());
         }
     }
 }

@@ -1,6 +1,5 @@
 package io.quarkiverse.idempotency.runtime;
 
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -12,10 +11,9 @@ import jakarta.interceptor.InvocationContext;
 
 import org.eclipse.microprofile.reactive.messaging.Message;
 
-import io.quarkiverse.idempotency.DeliveryInProgressException;
-import io.quarkiverse.idempotency.DeliveryRevokedException;
 import io.quarkiverse.idempotency.IdempotencyException;
 import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.runtime.kafka.RetryInPlace;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
@@ -40,11 +38,13 @@ public class IdempotencyInterceptor {
 
     private final IdempotentMethods methods;
     private final Deliveries deliveries;
+    private final RetryInPlace retryInPlace;
 
     @Inject
     public IdempotencyInterceptor(IdempotentMethods methods, Deliveries deliveries) {
         this.methods = methods;
         this.deliveries = deliveries;
+        this.retryInPlace = new RetryInPlace(deliveries);
     }
 
     @AroundInvoke
@@ -164,34 +164,18 @@ public class IdempotencyInterceptor {
         return OnContext.resume(delivery.claim(), context, false).chain(run -> run ? attempt(ic) : Uni.createFrom().nullItem());
     }
 
-    /**
-     * A channel that cannot requeue one message (Kafka): a delivery to retry is retried here, on the method's worker
-     * thread, after its delay, until it is handled, a duplicate, or dead-lettered (the outcome then goes to the
-     * connector's failure handler). The message is held meanwhile, so its offset is not committed past it and the
-     * messages behind it wait, as the channel's order requires; once this consumer no longer owns it (its partition
-     * was revoked), it is let go, unacknowledged, for its new owner.
-     */
+    // A channel that cannot requeue one message (Kafka): a delivery to retry is retried here (RetryInPlace).
     private Object aroundInPlace(InvocationContext ic, MethodPlan plan, InboundMessage inbound) throws Exception {
-        for (;;) {
-            Delivery delivery = deliveries.start(plan, inbound.channel(), ic.getParameters()[0],
-                    inbound.message());
+        return retryInPlace.run(() -> {
+            Delivery delivery = deliveries.start(plan, inbound.channel(), ic.getParameters()[0], inbound.message());
             inbound.started(delivery);
-            try {
-                return switch (plan.returns()) {
-                    case SYNC -> aroundSync(ic, plan, delivery, inbound);
-                    // a @Blocking method: its worker thread waits for the outcome, so that it can retry it
-                    case UNI -> Uni.createFrom().item(aroundUni(ic, plan, delivery).await().indefinitely());
-                    case COMPLETION_STAGE ->
-                        CompletableFuture.completedFuture(aroundUni(ic, plan, delivery).await().indefinitely());
-                };
-            } catch (IdempotencyException e) {
-                Duration delay = e.retryDelay() != null ? e.retryDelay() : deliveries.requeueDelay();
-                CompletionStage<Void> sooner = e instanceof DeliveryInProgressException busy ? busy.holderEnded() : null;
-                if (!e.requeue() || !deliveries.awaitRetry(delay, sooner, inbound::stillOwned)) {
-                    throw inbound.stillOwned() ? e : new DeliveryRevokedException(delivery.key(), e);
-                }
-            }
-        }
+            return delivery;
+        }, inbound::stillOwned, delivery -> switch (plan.returns()) {
+            case SYNC -> aroundSync(ic, plan, delivery, inbound);
+            // a @Blocking method: its worker thread waits for the outcome, so that it can retry it
+            case UNI -> Uni.createFrom().item(aroundUni(ic, plan, delivery).await().indefinitely());
+            case COMPLETION_STAGE -> CompletableFuture.completedFuture(aroundUni(ic, plan, delivery).await().indefinitely());
+        });
     }
 
     private Object aroundSync(InvocationContext ic, MethodPlan plan, Delivery delivery, InboundMessage inbound)

@@ -2,8 +2,6 @@ package io.quarkiverse.idempotency.runtime;
 
 import java.time.Duration;
 
-import org.jboss.logging.Logger;
-
 import io.quarkiverse.idempotency.ScopedKey;
 
 /**
@@ -12,7 +10,7 @@ import io.quarkiverse.idempotency.ScopedKey;
  */
 final class Lease {
 
-    private static final Logger LOG = Logger.getLogger(Lease.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(Lease.class);
 
     private final ScopedKey key;
     private final String token;
@@ -77,9 +75,7 @@ final class Lease {
     synchronized void reportIfLapsed() {
         if (!lapseReported && lapsed()) {
             lapseReported = true;
-            LOG.warnf("The claim on key '%s' was not renewed within its %d s lease (the store was unreachable, or the"
-                    + " renewal could not run): another delivery may have taken it over and run it too. The confirm,"
-                    + " fenced by the claim's token, succeeds only if none did", key, duration.toSeconds());
+            LOG.leaseLapsed(key, duration.toSeconds());
         }
     }
 }

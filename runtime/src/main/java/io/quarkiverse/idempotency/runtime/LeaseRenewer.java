@@ -7,8 +7,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import org.jboss.logging.Logger;
-
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.IdempotencyStore.HeldClaim;
 import io.quarkiverse.idempotency.ScopedKey;
@@ -24,7 +22,7 @@ import io.vertx.core.WorkerExecutor;
  */
 final class LeaseRenewer implements AutoCloseable {
 
-    private static final Logger LOG = Logger.getLogger(LeaseRenewer.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(LeaseRenewer.class);
 
     private final Set<Lease> running = ConcurrentHashMap.newKeySet();
     private final IdempotencyStore store;
@@ -78,8 +76,7 @@ final class LeaseRenewer implements AutoCloseable {
             if (now - d.claimedAt() >= d.retention().toNanos()) {
                 // a delivery that never ended (a lost stage): let its claim run out rather than renew it for ever
                 running.remove(d);
-                LOG.warnf("Stopped renewing the claim on key '%s': its delivery has held it longer than its retention",
-                        d.key());
+                LOG.renewalStopped(d.key());
             } else if (now - d.renewedAt() >= d.duration().toNanos() / 3) {
                 due.add(d);
                 d.reportIfLapsed();
@@ -98,8 +95,7 @@ final class LeaseRenewer implements AutoCloseable {
                 d.renewedAt(now);
             }
         } catch (RuntimeException e) {
-            LOG.warnf("Could not renew the leases of %d running handlers (%s); they will be taken over if the store"
-                    + " stays unreachable for longer than their lease", claims.size(), e.toString());
+            LOG.renewalFailed(claims.size(), e.toString());
         }
     }
 

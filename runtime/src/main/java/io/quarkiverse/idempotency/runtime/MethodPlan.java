@@ -2,8 +2,6 @@ package io.quarkiverse.idempotency.runtime;
 
 import java.util.Map;
 
-import org.jboss.logging.Logger;
-
 import io.quarkiverse.idempotency.IdempotencyMode;
 import io.quarkiverse.idempotency.KeyFunction;
 
@@ -14,7 +12,7 @@ import io.quarkiverse.idempotency.KeyFunction;
  */
 public final class MethodPlan {
 
-    private static final Logger LOG = Logger.getLogger(MethodPlan.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(MethodPlan.class);
 
     private final String description;
     private final String singleChannel;
@@ -153,13 +151,7 @@ public final class MethodPlan {
     void workOnAnotherDataSource(Throwable refusal) {
         if (!keysApart) {
             keysApart = true;
-            LOG.warnf("The transaction of @Idempotent %s is on another datasource than the idempotency keys: the"
-                    + " transaction manager refused the second one (%s). Its keys are claimed and confirmed apart from"
-                    + " now on, on a lease: two more commits per message, and a process that dies after the work"
-                    + " committed but before the key did runs it again. To keep one commit per message, do the work on"
-                    + " the keys' datasource, or make both datasources XA (quarkus.datasource.\"<name>\".jdbc"
-                    + ".transactions=xa); to say that two commits are intended, remove @Transactional and open the"
-                    + " transaction inside the method", description, refusal);
+            LOG.workOnAnotherDataSource(description, refusal);
         }
     }
 

@@ -3,8 +3,6 @@ package io.quarkiverse.idempotency.runtime;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
 
-import org.jboss.logging.Logger;
-
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkus.runtime.StartupEvent;
 
@@ -16,7 +14,7 @@ import io.quarkus.runtime.StartupEvent;
 @Singleton
 public class StoreCheck {
 
-    private static final Logger LOG = Logger.getLogger(StoreCheck.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(StoreCheck.class);
 
     void check(@Observes StartupEvent event, IdempotencyStore store) {
         try {
@@ -24,8 +22,7 @@ public class StoreCheck {
         } catch (StoreMisconfiguredException e) {
             throw e;
         } catch (RuntimeException e) {
-            LOG.warnf("Could not check the idempotency store at startup (%s); deliveries will be retried until it"
-                    + " answers", e.toString());
+            LOG.storeUncheckedAtStartup(e.toString());
         }
     }
 }

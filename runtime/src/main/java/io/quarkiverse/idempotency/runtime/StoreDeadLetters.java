@@ -3,8 +3,6 @@ package io.quarkiverse.idempotency.runtime;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
-import org.jboss.logging.Logger;
-
 import io.quarkiverse.idempotency.DeadLetters;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.ScopedKey;
@@ -15,7 +13,7 @@ import io.quarkiverse.idempotency.ScopedKey;
 @Singleton
 public class StoreDeadLetters implements DeadLetters {
 
-    private static final Logger LOG = Logger.getLogger(StoreDeadLetters.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(StoreDeadLetters.class);
 
     private final IdempotencyStore store;
 
@@ -29,7 +27,7 @@ public class StoreDeadLetters implements DeadLetters {
         ScopedKey scoped = new ScopedKey(scope, key);
         boolean released = store.releaseDeadLetter(scoped);
         if (released) {
-            LOG.infof("Released dead-lettered key '%s': its next delivery runs, with a fresh attempt budget", scoped);
+            LOG.released(scoped);
         }
         return released;
     }

@@ -30,8 +30,11 @@ class ConnectorWideFailureStrategyTest {
                     && r.getLoggerName().startsWith("io.quarkiverse.idempotency"))
             .assertLogRecords(records -> {
                 long warnings = records.stream().filter(r -> {
-                    String m = r.getMessage() == null ? "" : r.getMessage();
-                    return m.contains("mp.messaging.connector.smallrye-rabbitmq.failure-strategy=requeue")
+                    // the message as it is printed: its format with its parameters
+                    String m = r.getMessage() == null ? ""
+                            : r.getParameters() == null ? r.getMessage() : String.format(r.getMessage(), r.getParameters());
+                    return m.startsWith("IDEMP4004: ")
+                            && m.contains("mp.messaging.connector.smallrye-rabbitmq.failure-strategy=requeue")
                             && m.contains("mp.messaging.incoming.idempotency-test-connector-wide.idempotency.failure-strategy")
                             && m.contains("quarkus.idempotency.retry");
                 }).count();

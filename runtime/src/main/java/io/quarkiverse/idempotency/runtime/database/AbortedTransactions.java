@@ -29,16 +29,20 @@ final class AbortedTransactions {
     }
 
     /**
-     * @return the handler's failure when a statement of the store failed because the transaction was aborted, else {@code e}
+     * @return whether a statement failed because its transaction was aborted: PostgreSQL's {@code 25P02}, through JDBC
+     *         or the reactive client, anywhere in the failure's causes
      */
-    static RuntimeException translate(ScopedKey key, RuntimeException e) {
-        if (e.getCause() instanceof SQLException sql && IN_FAILED_TRANSACTION.equals(sql.getSQLState())) {
-            return of(key, sql);
+    static boolean inFailedTransaction(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql && IN_FAILED_TRANSACTION.equals(sql.getSQLState())
+                    || String.valueOf(t.getMessage()).contains(IN_FAILED_TRANSACTION)) {
+                return true;
+            }
         }
-        return e;
+        return false;
     }
 
-    static HandlerTransactionAbortedException of(ScopedKey key, SQLException cause) {
+    static HandlerTransactionAbortedException of(ScopedKey key, Throwable cause) {
         return new HandlerTransactionAbortedException("The transaction of the handler of key '" + key + "' was aborted"
                 + " by a statement of its own that failed (" + (cause == null ? "and was caught" : cause.getMessage())
                 + "): its work and its key cannot commit", cause);

@@ -6,8 +6,7 @@ import java.util.List;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
 
-import org.jboss.logging.Logger;
-
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.quarkiverse.idempotency.runtime.IdempotentMethods;
 import io.quarkiverse.idempotency.runtime.MethodPlan;
 import io.quarkus.runtime.StartupEvent;
@@ -22,7 +21,7 @@ import io.quarkus.runtime.StartupEvent;
 @Singleton
 public class AsynchronousClaimCommitCheck {
 
-    private static final Logger LOG = Logger.getLogger(AsynchronousClaimCommitCheck.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(AsynchronousClaimCommitCheck.class);
 
     void check(@Observes StartupEvent event, DatabaseIdempotencyStore store, IdempotentMethods methods) {
         if (!store.asynchronousClaimCommit()) {
@@ -35,10 +34,7 @@ public class AsynchronousClaimCommitCheck {
             }
         }
         if (!withoutTransaction.isEmpty()) {
-            LOG.warnf("quarkus.idempotency.database.asynchronous-claim-commit is on, but %s run without a"
-                    + " transaction: if the database server crashes while one runs, its claim may be lost, its"
-                    + " confirm then finds no claim, and the key is not remembered (a later duplicate runs again)."
-                    + " Make them @Transactional, or turn asynchronous-claim-commit off", withoutTransaction);
+            LOG.asynchronousClaimCommitWithoutTransaction(withoutTransaction);
         }
     }
 }

@@ -95,7 +95,7 @@ public class IdempotencyRecord extends PanacheEntityBase {
     /** @return this key's columns by name, for display */
     public Map<String, Object> describe() {
         Map<String, Object> columns = new LinkedHashMap<>();
-        columns.put("key", RecordStatements.unscoped(scopedKey, scope));
+        columns.put("key", TableStatements.unscoped(scopedKey, scope));
         columns.put("scope", scope);
         columns.put("state", state.name());
         columns.put("claimedBy", claimedBy);

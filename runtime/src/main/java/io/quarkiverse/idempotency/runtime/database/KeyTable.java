@@ -12,8 +12,7 @@ import jakarta.transaction.Status;
 import jakarta.transaction.SystemException;
 import jakarta.transaction.TransactionManager;
 
-import org.jboss.logging.Logger;
-
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.vertx.core.Context;
 
@@ -42,7 +41,7 @@ public final class KeyTable {
         T run(Connection connection) throws SQLException;
     }
 
-    private static final Logger LOG = Logger.getLogger(KeyTable.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(KeyTable.class);
 
     /** Whether a statement ran on an event loop thread: a defect, said once. */
     private static volatile boolean blockedAnEventLoop;
@@ -106,9 +105,7 @@ public final class KeyTable {
     public <T> T connect(Work<T> work, String failure) {
         if (Context.isOnEventLoopThread() && !blockedAnEventLoop) {
             blockedAnEventLoop = true;
-            LOG.warnf("The idempotency database store was called on event loop thread %s (%s): its JDBC statements"
-                    + " block that thread and every message behind it. Said once; report it, with this stack trace",
-                    new IllegalStateException("called here"), Thread.currentThread().getName(), failure);
+            LOG.calledOnEventLoop(new IllegalStateException("called here"), Thread.currentThread().getName(), failure);
         }
         try (Connection c = dataSource.getConnection()) {
             return work.run(c);

@@ -10,7 +10,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.jboss.logging.Logger;
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 
 /**
  * Moves an unpartitioned key table to partitions while consumers run. The table becomes the first partition, of every
@@ -25,7 +25,7 @@ import org.jboss.logging.Logger;
  */
 final class PartitionMigration {
 
-    private static final Logger LOG = Logger.getLogger(PartitionMigration.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(PartitionMigration.class);
     private static final int SWAP_ATTEMPTS = 10;
 
     private final DatabaseIdempotencyStore store;
@@ -49,15 +49,14 @@ final class PartitionMigration {
     void run() {
         table.onItsOwn(() -> table.connect(c -> {
             Instant bound = bound(c);
-            LOG.infof("Moving the idempotency table '%s' to partitions: it becomes the partition %s of every expiry"
-                    + " before %s", table.name(), legacyName(), bound);
+            LOG.movingToPartitions(table.name(), legacyName(), bound);
             prepare(c, bound);
             swap(c, bound);
             return null;
         }, "Could not move the idempotency table '" + table.name() + "' to partitions"));
         store.layout(true);
         store.partitions().createAhead();
-        LOG.infof("The idempotency table '%s' is partitioned", table.name());
+        LOG.partitioned(table.name());
     }
 
     // Past every key there is, and past every key written until the swap: twice the retention ahead, a period more.
@@ -98,7 +97,7 @@ final class PartitionMigration {
         try {
             for (int attempt = 1;; attempt++) {
                 try (Statement s = c.createStatement()) {
-                    s.execute(RecordStatements.schemaLock());
+                    s.execute(TableStatements.schemaLock());
                     s.execute("SET LOCAL lock_timeout = '2s'");
                     for (String statement : swapStatements(c, bound)) {
                         s.execute(statement);
@@ -110,8 +109,7 @@ final class PartitionMigration {
                     if (!"55P03".equals(e.getSQLState()) || attempt == SWAP_ATTEMPTS) { // lock_not_available
                         throw e;
                     }
-                    LOG.infof("Moving '%s' to partitions waits for its running transactions (attempt %d)",
-                            table.name(), attempt);
+                    LOG.partitioningWaits(table.name(), attempt);
                     sleep(attempt * 500L);
                 }
             }
@@ -140,8 +138,8 @@ final class PartitionMigration {
         // modifiers, which a partition must match), its primary key and state check
         statements.add("CREATE TABLE " + table.name() + " (LIKE " + legacy + " INCLUDING DEFAULTS, CONSTRAINT " + name
                 + "_pkey PRIMARY KEY (scoped_key, expires_at), CONSTRAINT " + name + "_state_check CHECK (state IN ("
-                + RecordStatements.STATES + "))) PARTITION BY RANGE (expires_at)");
-        statements.addAll(DatabaseSchema.partitionedSchema(table.name())); // from here on, each does nothing or adds
+                + TableStatements.STATES + "))) PARTITION BY RANGE (expires_at)");
+        statements.addAll(JdbcTableChecks.partitionedSchema(table.name())); // from here on, each does nothing or adds
         statements.add("ALTER TABLE " + table.name() + " ATTACH PARTITION " + legacy + " FOR VALUES FROM (MINVALUE) TO ('"
                 + bound + "')");
         statements.add("ALTER TABLE " + legacy + " DROP CONSTRAINT " + name + "_legacy_bound");

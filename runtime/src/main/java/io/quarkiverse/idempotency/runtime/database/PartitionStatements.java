@@ -75,11 +75,11 @@ final class PartitionStatements {
     /** The table, partitioned by expiry: its primary key must hold the partition column. */
     static String createTable(String table) {
         StringBuilder create = new StringBuilder("CREATE TABLE IF NOT EXISTS " + table + " (");
-        RecordStatements.COLUMNS.forEach((column, definition) -> create.append(column).append(' ')
+        TableStatements.COLUMNS.forEach((column, definition) -> create.append(column).append(' ')
                 .append(definition.replace(" PRIMARY KEY", "")).append(", "));
         String name = nameOf(table);
         create.append("CONSTRAINT ").append(name).append("_pkey PRIMARY KEY (scoped_key, expires_at), CONSTRAINT ")
-                .append(name).append("_state_check CHECK (state IN (").append(RecordStatements.STATES)
+                .append(name).append("_state_check CHECK (state IN (").append(TableStatements.STATES)
                 .append("))) PARTITION BY RANGE (expires_at)");
         return create.toString();
     }

@@ -73,7 +73,7 @@ final class Partitions {
         int[] created = { 0 };
         Instant coveredUntil = table.transaction(c -> {
             try (Statement s = c.createStatement()) {
-                s.execute(RecordStatements.schemaLockTimeout());
+                s.execute(TableStatements.schemaLockTimeout());
                 s.execute(PartitionStatements.creationLock(table.name()));
                 List<Partition> partitions = list(c);
                 Instant now = now(c);

@@ -1,12 +1,14 @@
 package io.quarkiverse.idempotency.runtime.database;
 
+import static io.quarkiverse.idempotency.runtime.database.SqlCalls.SqlArray.bigint;
+import static io.quarkiverse.idempotency.runtime.database.SqlCalls.SqlArray.varchar;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
+import java.util.function.Function;
 
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.IdempotencyStore;
@@ -16,9 +18,6 @@ import io.quarkiverse.idempotency.runtime.StoreMisconfiguredException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Context;
 import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowSet;
-import io.vertx.mutiny.sqlclient.Tuple;
 
 /**
  * The database store of an application that has only the reactive PostgreSQL client (Hibernate Reactive, no JDBC
@@ -34,16 +33,12 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     private static final Duration ANSWER_WITHIN = Duration.ofSeconds(60);
 
     private final Pool pool;
+    private final PoolCalls calls;
     private final String table;
+    private final KeyProtocol protocol;
     private final RecordStatements sql;
     private final int leaseBatchSize;
     private final PoolKeys keys;
-    private final String renew;
-    private final String purge;
-    private final String releaseDeadLetter;
-    private final String endLeasesOfEarlierStarts;
-    private final String columns;
-    private final String stateChecks;
 
     /**
      * @param leaseBatchSize the most lease-mode claims (and, apart, confirms) of concurrent deliveries that share one
@@ -60,15 +55,11 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     public PoolIdempotencyStore(Pool pool, String table, int leaseBatchSize, boolean asynchronousClaimCommit) {
         this.pool = pool;
         this.table = table;
-        this.sql = new RecordStatements(table, asynchronousClaimCommit);
+        this.protocol = new KeyProtocol(table, asynchronousClaimCommit);
+        this.sql = protocol.statements();
         this.leaseBatchSize = leaseBatchSize;
+        this.calls = new PoolCalls(pool);
         this.keys = new PoolKeys(this, pool);
-        this.renew = PoolKeys.numbered(sql.renew);
-        this.purge = PoolKeys.numbered(sql.purge);
-        this.releaseDeadLetter = PoolKeys.numbered(sql.releaseDeadLetter);
-        this.endLeasesOfEarlierStarts = PoolKeys.numbered(sql.endLeasesOfEarlierStarts);
-        this.columns = PoolKeys.numbered(RecordStatements.columnsOf());
-        this.stateChecks = PoolKeys.numbered(RecordStatements.stateChecks());
     }
 
     /** @return the store's calls without blocking, for methods on the event loop */
@@ -87,8 +78,18 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     }
 
     @Override
-    public RecordStatements statements() {
-        return sql;
+    public String tableName() {
+        return table;
+    }
+
+    @Override
+    public <T> Uni<T> onTable(Function<SqlCalls, Uni<T>> operation) {
+        return operation.apply(calls);
+    }
+
+    @Override
+    public KeyProtocol protocol() {
+        return protocol;
     }
 
     @Override
@@ -144,34 +145,29 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
             return;
         }
         LeaseBatches.Renewals renewals = new LeaseBatches.Renewals(claims);
-        await(run(renew, renewals.ids, renewals.tokens, renewals.leases), "renew " + renewals.ids.length + " claims");
+        await(calls.update(sql.renew, varchar(renewals.ids), varchar(renewals.tokens), bigint(renewals.leases)),
+                "renew " + renewals.ids.length + " claims");
     }
 
     @Override
     public int endLeasesOfEarlierStarts(String instance, String current) {
-        return await(run(endLeasesOfEarlierStarts, instance, current),
-                "end the leases of the claims of earlier starts of '" + instance + "'").rowCount();
+        return await(calls.update(sql.endLeasesOfEarlierStarts, instance, current),
+                "end the leases of the claims of earlier starts of '" + instance + "'");
     }
 
     @Override
     public boolean releaseDeadLetter(ScopedKey key) {
-        return await(run(releaseDeadLetter, StorageKeys.of(key)), "release key '" + key + "'").rowCount() == 1;
-    }
-
-    /** Releases a dead-lettered record by its id as the table holds it (the Dev UI's button). */
-    public boolean releaseDeadLetter(String id) {
-        return await(run(releaseDeadLetter, id), "release key '" + id + "'").rowCount() == 1;
+        return await(calls.update(sql.releaseDeadLetter, StorageKeys.of(key)), "release key '" + key + "'") == 1;
     }
 
     @Override
     public int purgeExpired(int limit) {
-        return await(run(purge, limit), "purge expired keys").rowCount();
+        return await(calls.update(sql.purge, limit), "purge expired keys");
     }
 
     @Override
     public Optional<Duration> oldestClaimAge() {
-        RowSet<Row> rows = await(run(sql.oldestClaim), "read the oldest claim");
-        Double seconds = rows.iterator().next().getDouble(0);
+        Double seconds = await(calls.query(sql.oldestClaim), "read the oldest claim").get(0).fraction(0);
         return seconds == null ? Optional.empty() : Optional.of(Duration.ofMillis((long) (seconds * 1000)));
     }
 
@@ -181,63 +177,51 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     @Override
     public void check() {
         List<String> missing = missingColumns();
-        if (missing.size() == RecordStatements.COLUMNS.size()) {
+        if (missing.size() == TableStatements.COLUMNS.size()) {
             throw new StoreMisconfiguredException("The idempotency table '" + table + "' does not exist. Let the"
                     + " extension create it at startup (quarkus.idempotency.database.schema-management=update, the"
                     + " default in dev and test mode), or create it with your migrations: "
-                    + String.join("; ", RecordStatements.schema(table)), null);
+                    + String.join("; ", TableStatements.schema(table)), null);
         }
-        List<String> remedy = new ArrayList<>(RecordStatements.schema(table));
+        List<String> remedy = new ArrayList<>(TableStatements.schema(table));
         String outdated = outdatedStateConstraint();
         if (outdated != null) {
             missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + outdated);
-            remedy.add(RecordStatements.stateConstraint(table, outdated));
+            remedy.add(TableStatements.stateConstraint(table, outdated));
         }
         if (!missing.isEmpty()) {
-            throw new StoreMisconfiguredException("The idempotency table '" + table + "' is from an older version of"
-                    + " the extension: it lacks " + String.join(", ", missing) + ". Bring it up to date with "
-                    + String.join("; ", remedy)
-                    + " (quarkus.idempotency.database.schema-management=update does it at startup)", null);
+            throw new StoreMisconfiguredException(TableChecks.olderVersion(table, missing, remedy,
+                    "quarkus.idempotency.database.schema-management=update does it at startup"), null);
         }
     }
 
     /** @return the columns this version needs that the table lacks (all of them when there is no table) */
     List<String> missingColumns() {
-        Set<String> found = new HashSet<>();
-        for (Row row : await(run(columns, table), "read the columns of the idempotency table '" + table + "'")) {
-            found.add(row.getString(0));
-        }
-        List<String> missing = new ArrayList<>();
-        for (String column : RecordStatements.COLUMNS.keySet()) {
-            if (!found.contains(column)) {
-                missing.add(column);
-            }
-        }
-        return missing;
+        return await(TableChecks.missingColumns(calls, table), "read the columns of the idempotency table '" + table
+                + "'");
     }
 
     /** @return the name of the state column's check constraint when it is an earlier version's (fewer states) */
     String outdatedStateConstraint() {
-        for (Row row : await(run(stateChecks, table), "read the constraints of the idempotency table '" + table + "'")) {
-            if (!row.getString(1).contains("DEAD_LETTERED")) {
-                return row.getString(0);
-            }
-        }
-        return null;
+        return await(TableChecks.outdatedStateConstraint(calls, table), "read the constraints of the idempotency table '"
+                + table + "'");
+    }
+
+    /** @return whether the table is there as this version wants it */
+    boolean upToDate() {
+        return await(TableChecks.upToDate(calls, table), "read the idempotency table '" + table + "'");
+    }
+
+    /** @return whether the table is partitioned by time */
+    boolean partitioned() {
+        return Boolean.TRUE.equals(await(TableChecks.partitioned(calls, table), "read the layout of the idempotency"
+                + " table '" + table + "'"));
     }
 
     /** Keys are written in {@code @WithTransaction} handlers' reactive transactions, through their sessions. */
     @Override
     public boolean joinsTransactions() {
         return true;
-    }
-
-    Uni<RowSet<Row>> run(String statement, Object... values) {
-        Tuple tuple = Tuple.tuple();
-        for (Object value : values) {
-            tuple.addValue(value);
-        }
-        return pool.preparedQuery(statement).execute(tuple);
     }
 
     // A caller on a worker thread waits for the pool's answer; never an event loop, whose answers it would hold up.

@@ -9,19 +9,15 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
 import jakarta.interceptor.Interceptor;
 
-import org.jboss.logging.Logger;
-
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig.Database.Partitioning;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig.SchemaManagement.Mode;
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.quarkiverse.idempotency.runtime.StoreMisconfiguredException;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowSet;
-import io.vertx.mutiny.sqlclient.Tuple;
 
 /**
  * {@link DatabaseSchema} for an application with only the reactive client ({@link PoolIdempotencyStore}): at startup,
@@ -32,7 +28,7 @@ import io.vertx.mutiny.sqlclient.Tuple;
 @Singleton
 public class PoolSchema {
 
-    private static final Logger LOG = Logger.getLogger(PoolSchema.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(PoolSchema.class);
     private static final Duration WITHIN = Duration.ofSeconds(60);
 
     // Before the store is checked (StoreCheck observes the same event at the default priority).
@@ -50,24 +46,24 @@ public class PoolSchema {
         Mode mode = config.database().schemaManagement()
                 .orElse(LaunchMode.current().isDevOrTest() ? Mode.UPDATE : Mode.VALIDATE);
         try {
-            if (partitioned(store)) {
+            if (store.partitioned()) {
                 throw new StoreMisconfiguredException("The idempotency table '" + store.table() + "' is partitioned by"
                         + " time, which an application with only the reactive PostgreSQL client does not support yet:"
                         + " add a JDBC datasource (quarkus-jdbc-postgresql) on the same database", null);
             }
             // Up to date (every start but the first after an upgrade): no DDL, so no table lock that would queue the
             // running instances' claims behind this one.
-            if (mode == Mode.UPDATE && !upToDate(store)) {
+            if (mode == Mode.UPDATE && !store.upToDate()) {
                 String outdated = store.outdatedStateConstraint();
                 List<String> statements = new ArrayList<>();
-                statements.add(RecordStatements.schemaLockTimeout());
-                statements.addAll(RecordStatements.schema(store.table()));
+                statements.add(TableStatements.schemaLockTimeout());
+                statements.addAll(TableStatements.schema(store.table()));
                 if (outdated != null) {
-                    statements.add(RecordStatements.stateConstraint(store.table(), outdated));
+                    statements.add(TableStatements.stateConstraint(store.table(), outdated));
                 }
                 store.pool().withTransaction(connection -> {
                     // instances starting at once take turns
-                    Uni<Void> done = connection.query(RecordStatements.schemaLock()).execute().replaceWithVoid();
+                    Uni<Void> done = connection.query(TableStatements.schemaLock()).execute().replaceWithVoid();
                     for (String statement : statements) {
                         done = done.chain(() -> connection.query(statement).execute().replaceWithVoid());
                     }
@@ -78,23 +74,7 @@ public class PoolSchema {
             throw e;
         } catch (RuntimeException e) {
             // an unreachable database: the store check says so, and deliveries are retried until it answers
-            LOG.warnf("Could not create or update the idempotency table at startup: %s", e.getMessage());
+            LOG.schemaNotUpdated(e.getMessage());
         }
-    }
-
-    // The table, its two indexes, every column and the current state constraint are there.
-    private static boolean upToDate(PoolIdempotencyStore store) {
-        String table = store.table();
-        Row present = store.pool().preparedQuery(PoolKeys.numbered(RecordStatements.present()))
-                .execute(Tuple.of(table, table + "_expires_at", table + "_claims")).await().atMost(WITHIN).iterator()
-                .next();
-        return present.getBoolean(0) && present.getBoolean(1) && present.getBoolean(2)
-                && store.missingColumns().isEmpty() && store.outdatedStateConstraint() == null;
-    }
-
-    private static boolean partitioned(PoolIdempotencyStore store) {
-        RowSet<Row> rows = store.pool().preparedQuery(PoolKeys.numbered(PartitionStatements.layout()))
-                .execute(Tuple.of(store.table())).await().atMost(WITHIN);
-        return rows.size() > 0 && Boolean.TRUE.equals(rows.iterator().next().getBoolean(0));
     }
 }

@@ -1,15 +1,28 @@
 package io.quarkiverse.idempotency.runtime.database;
 
+import java.util.function.Function;
+
+import io.smallrye.mutiny.Uni;
+
 /**
- * A store whose keys live in the extension's PostgreSQL table, which the statements of {@link RecordStatements} reach
+ * A store whose keys live in the extension's PostgreSQL table, whose protocol ({@link KeyProtocol}) reaches it
  * from anywhere: a Hibernate Reactive handler's session ({@link SessionKeys}) and the reactive client's pool
  * ({@link PoolKeys}), whether the store itself talks JDBC ({@link DatabaseIdempotencyStore}) or the reactive client
  * ({@link PoolIdempotencyStore}).
  */
 public interface SqlKeyStore {
 
-    /** @return the statements of the store's (unpartitioned) table */
-    RecordStatements statements();
+    /** @return the key table's name, schema-qualified when configured so */
+    String tableName();
+
+    /**
+     * Runs an operation on the key table, committed on its own, through the store's own way of reaching it (the Dev
+     * UI's reads and releases): answered at once over JDBC, later through the reactive client.
+     */
+    <T> Uni<T> onTable(Function<SqlCalls, Uni<T>> operation);
+
+    /** @return the protocol of the store's table, its statements with it */
+    KeyProtocol protocol();
 
     /** @return why keys cannot be written through a reactive session or pool now, or {@code null} when they can */
     String sessionRefusal();

@@ -1,82 +1,76 @@
 package io.quarkiverse.idempotency.runtime.devui;
 
-import java.sql.ResultSet;
-import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import io.quarkiverse.idempotency.IdempotencyStore;
-import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
-import io.quarkiverse.idempotency.runtime.database.IdempotencyRecord;
-import io.quarkiverse.idempotency.runtime.database.KeyTable;
 import io.quarkiverse.idempotency.runtime.database.RecordStatements;
+import io.quarkiverse.idempotency.runtime.database.SqlCalls;
+import io.quarkiverse.idempotency.runtime.database.SqlKeyStore;
+import io.quarkiverse.idempotency.runtime.database.SqlRow;
+import io.quarkiverse.idempotency.runtime.database.TableStatements;
+import io.smallrye.mutiny.Uni;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 /**
- * The database store's keys, read from its table on its own datasource: keys by state, the oldest live claims, the
- * most recent keys. Loaded only when that store is in use.
+ * The database store's keys, read from its table the way the store reaches it (JDBC, or the reactive client's pool):
+ * keys by state, the oldest live claims, the most recent keys. The page's calls run on a worker thread, which waits for
+ * the answers.
  */
 final class DatabaseKeys {
+
+    private static final Duration WITHIN = Duration.ofSeconds(30);
+    private static final List<String> STATES = List.of("CLAIMED", "CONFIRMED", "DEAD_LETTERED", "FAILED");
 
     private DatabaseKeys() {
     }
 
-    static void describe(IdempotencyStore store, JsonObject state, int rows) {
-        KeyTable table = ((DatabaseIdempotencyStore) store).table();
-        table.onItsOwn(() -> table.connect(c -> {
+    static void describe(SqlKeyStore store, JsonObject state, int rows) {
+        String table = store.tableName();
+        store.onTable(db -> db.query(TableStatements.countByState(table)).chain(counted -> {
             Map<String, Object> counts = new TreeMap<>();
-            for (IdempotencyRecord.State s : IdempotencyRecord.State.values()) {
-                counts.put(s.name(), 0L);
-            }
-            try (var ps = c.prepareStatement(RecordStatements.countByState(table.name()));
-                    ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    counts.put(rs.getString(1), rs.getLong(2));
-                }
-            }
+            STATES.forEach(s -> counts.put(s, 0L));
+            counted.forEach(row -> counts.put(row.string(0), row.number(1)));
             state.put("counts", new JsonObject(new LinkedHashMap<>(counts)));
-            state.put("oldestClaims", records(c, RecordStatements.oldestClaims(table.name()), rows));
-            state.put("recent", records(c, RecordStatements.mostRecent(table.name()), rows));
-            return null;
-        }, "Could not read the idempotency table '" + table.name() + "'"));
+            return records(db, TableStatements.oldestClaims(table), rows);
+        }).chain(oldest -> {
+            state.put("oldestClaims", oldest);
+            return records(db, TableStatements.mostRecent(table), rows);
+        }).invoke(recent -> state.put("recent", recent))).await().atMost(WITHIN);
     }
 
     /**
      * Releases a dead-lettered record by its id as the table holds it ({@code scope:key}, or the digest of a long key,
      * which the page cannot turn back into its key).
      */
-    static boolean release(IdempotencyStore store, String id) {
-        KeyTable table = ((DatabaseIdempotencyStore) store).table();
-        return table.onItsOwn(() -> table.update(RecordStatements.releaseDeadLetter(table.name()),
-                ps -> ps.setString(1, id), "Could not release key '" + id + "'")) == 1;
+    static boolean release(SqlKeyStore store, String id) {
+        return store.onTable(db -> db.update(RecordStatements.releaseDeadLetter(store.tableName()), id))
+                .await().atMost(WITHIN) == 1;
     }
 
-    // Rows of RecordStatements.RECORD_COLUMNS, as the page shows them.
-    private static JsonArray records(java.sql.Connection c, String query, int rows) throws SQLException {
-        List<Object> records = new ArrayList<>();
-        try (var ps = c.prepareStatement(query)) {
-            ps.setInt(1, rows);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    Map<String, Object> record = new LinkedHashMap<>();
-                    record.put("id", rs.getString(1));
-                    record.put("key", RecordStatements.unscoped(rs.getString(1), rs.getString(2)));
-                    record.put("scope", rs.getString(2));
-                    record.put("state", rs.getString(3));
-                    record.put("claimedBy", rs.getString(4));
-                    record.put("recordedAt", String.valueOf(rs.getTimestamp(5).toInstant()));
-                    record.put("leaseUntil", rs.getTimestamp(6) == null ? null : rs.getTimestamp(6).toInstant().toString());
-                    record.put("expiresAt", String.valueOf(rs.getTimestamp(7).toInstant()));
-                    record.put("attempts", rs.getInt(8));
-                    record.put("lastFailure", rs.getString(9));
-                    records.add(new JsonObject(record));
-                }
+    // Rows of TableStatements.RECORD_COLUMNS, as the page shows them.
+    private static Uni<JsonArray> records(SqlCalls db, String query, int rows) {
+        return db.query(query, rows).map(read -> {
+            List<Object> records = new ArrayList<>(read.size());
+            for (SqlRow row : read) {
+                Map<String, Object> record = new LinkedHashMap<>();
+                record.put("id", row.string(0));
+                record.put("key", TableStatements.unscoped(row.string(0), row.string(1)));
+                record.put("scope", row.string(1));
+                record.put("state", row.string(2));
+                record.put("claimedBy", row.string(3));
+                record.put("recordedAt", row.instant(4));
+                record.put("leaseUntil", row.instant(5));
+                record.put("expiresAt", row.instant(6));
+                record.put("attempts", row.count(7));
+                record.put("lastFailure", row.string(8));
+                records.add(new JsonObject(record));
             }
-        }
-        return new JsonArray(records);
+            return new JsonArray(records);
+        });
     }
 }

@@ -7,15 +7,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import jakarta.inject.Inject;
 
-import org.jboss.logging.Logger;
-
 import io.quarkiverse.idempotency.DeadLetters;
 import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.Deliveries;
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.quarkiverse.idempotency.runtime.OutcomeHistory;
+import io.quarkiverse.idempotency.runtime.database.SqlKeyStore;
 import io.smallrye.common.annotation.Blocking;
 import io.smallrye.common.annotation.NonBlocking;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
@@ -28,11 +28,8 @@ import io.vertx.core.json.JsonObject;
  */
 public class IdempotencyJsonRpcService {
 
-    private static final Logger LOG = Logger.getLogger(IdempotencyJsonRpcService.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(IdempotencyJsonRpcService.class);
     private static final int ROWS = 20;
-    private static final String DATABASE_STORE = "io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore";
-    /** The database store of an application with only the reactive client (no JDBC classes to load then). */
-    private static final String REACTIVE_DATABASE_STORE = "io.quarkiverse.idempotency.runtime.database.PoolIdempotencyStore";
 
     @Inject
     IdempotencyStore store;
@@ -53,11 +50,8 @@ public class IdempotencyJsonRpcService {
     @Blocking
     public JsonObject getState() {
         JsonObject state = new JsonObject().put("store", store.getClass().getSimpleName());
-        // By name: applications without Hibernate ORM cannot load the database store's classes.
-        if (store.getClass().getName().equals(DATABASE_STORE)) {
-            DatabaseKeys.describe(store, state, ROWS);
-        } else if (store.getClass().getName().equals(REACTIVE_DATABASE_STORE)) {
-            ReactiveDatabaseKeys.describe(store, state, ROWS);
+        if (store instanceof SqlKeyStore database) {
+            DatabaseKeys.describe(database, state, ROWS);
         } else if (store instanceof InMemoryIdempotencyStore memory) {
             describe(memory, state);
         }
@@ -100,12 +94,10 @@ public class IdempotencyJsonRpcService {
      */
     @Blocking
     public boolean releaseDeadLetter(String scope, String key, String id) {
-        boolean database = store.getClass().getName().equals(DATABASE_STORE);
-        if (id != null && (database || store.getClass().getName().equals(REACTIVE_DATABASE_STORE))) {
-            boolean released = database ? DatabaseKeys.release(store, id) : ReactiveDatabaseKeys.release(store, id);
+        if (id != null && store instanceof SqlKeyStore database) {
+            boolean released = DatabaseKeys.release(database, id);
             if (released) {
-                LOG.infof("Released dead-lettered key '%s:%s' from the Dev UI: its next delivery runs, with a fresh"
-                        + " attempt budget", scope, key);
+                LOG.releasedFromDevUi(scope, key);
             }
             return released;
         }

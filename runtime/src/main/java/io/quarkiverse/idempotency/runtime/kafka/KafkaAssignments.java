@@ -11,8 +11,8 @@ import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
-import org.jboss.logging.Logger;
 
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.kafka.IncomingKafkaRecord;
 import io.smallrye.reactive.messaging.kafka.KafkaAdmin;
@@ -27,7 +27,7 @@ import io.smallrye.reactive.messaging.kafka.KafkaAdmin;
  */
 final class KafkaAssignments {
 
-    private static final Logger LOG = Logger.getLogger(KafkaAssignments.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(KafkaAssignments.class);
     private static final Duration DESCRIBE_TIMEOUT = Duration.ofSeconds(10);
 
     private final String channel;
@@ -95,8 +95,7 @@ final class KafkaAssignments {
                     return id;
                 })
                 // the records of the partition wait: a key made without the topic's identity could be an old one's
-                .onFailure().invoke(e -> LOG.warnf("Channel %s: could not read the identity of topic %s (%s); its"
-                        + " records wait until it can be read", channel, topic, e.toString()))
+                .onFailure().invoke(e -> LOG.topicIdentityUnread(channel, topic, e.toString()))
                 .onFailure().retry().withBackOff(Duration.ofMillis(200), Duration.ofSeconds(5)).indefinitely();
     }
 

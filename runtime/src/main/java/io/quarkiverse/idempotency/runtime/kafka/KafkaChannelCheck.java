@@ -9,10 +9,10 @@ import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
-import org.jboss.logging.Logger;
 
 import io.quarkiverse.idempotency.runtime.DelegateStrategy;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.quarkiverse.idempotency.runtime.IdempotentMethods;
 import io.quarkus.runtime.StartupEvent;
 
@@ -32,7 +32,7 @@ public class KafkaChannelCheck {
 
     /** The Kafka connector's name. */
     public static final String CONNECTOR = "smallrye-kafka";
-    private static final Logger LOG = Logger.getLogger(KafkaChannelCheck.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(KafkaChannelCheck.class);
 
     void check(@Observes StartupEvent event, IdempotentMethods methods, IdempotencyConfig idempotency) {
         String idHeader = idempotency.kafka().idHeader().orElse(null);
@@ -88,10 +88,7 @@ public class KafkaChannelCheck {
                         + " channels; the idempotency store's readiness check reports a store outage)");
             }
             if (methods.keyedByMessageId(channel)) {
-                LOG.infof("Channel %s: records with neither a CloudEvents id (ce_id) nor %s are keyed by their position"
-                        + " (topic identity, partition, offset): a redelivery of a record is a duplicate, but the same"
-                        + " event published again as a new record is not. Give its @Idempotent methods a key function,"
-                        + " or send an id header", channel,
+                LOG.keyedByPosition(channel,
                         idHeader == null ? "an id header"
                                 : "the header " + idHeader + " (quarkus.idempotency.kafka.id-header)");
             }

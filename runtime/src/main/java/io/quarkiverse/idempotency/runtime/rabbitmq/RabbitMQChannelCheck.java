@@ -9,9 +9,9 @@ import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
-import org.jboss.logging.Logger;
 
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.quarkiverse.idempotency.runtime.IdempotentMethods;
 import io.quarkus.runtime.StartupEvent;
 
@@ -24,7 +24,7 @@ import io.quarkus.runtime.StartupEvent;
 @Singleton
 public class RabbitMQChannelCheck {
 
-    private static final Logger LOG = Logger.getLogger(RabbitMQChannelCheck.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(RabbitMQChannelCheck.class);
 
     /** The RabbitMQ connector's name. */
     public static final String CONNECTOR = "smallrye-rabbitmq";
@@ -50,12 +50,8 @@ public class RabbitMQChannelCheck {
             if (connectorWide != null
                     && config.getOptionalValue(prefix + RabbitMQIdempotencyFailureHandlerFactory.DELEGATE_ATTRIBUTE,
                             String.class).isEmpty()) {
-                LOG.warn(RabbitMQIdempotencyFailureHandlerFactory.CONNECTOR_STRATEGY + "=" + connectorWide + " does not decide"
-                        + " what happens to a failed message of channel " + channel + ": its @Idempotent methods retry"
-                        + " handler failures within their attempt budget (quarkus.idempotency.retry.*) and then"
-                        + " dead-letter them. The connector-wide strategy takes only the failures the extension does not"
-                        + " map; set " + prefix + RabbitMQIdempotencyFailureHandlerFactory.DELEGATE_ATTRIBUTE + " to choose"
-                        + " that per channel and silence this warning");
+                LOG.connectorWideStrategyBypassed(RabbitMQIdempotencyFailureHandlerFactory.CONNECTOR_STRATEGY, connectorWide,
+                        channel, prefix + RabbitMQIdempotencyFailureHandlerFactory.DELEGATE_ATTRIBUTE);
             }
             IdempotencyConfig.Channel settings = idempotency.channels().get(channel);
             boolean required = settings == null || settings.requireDeadLetterExchange();

@@ -3,10 +3,9 @@ package io.quarkiverse.idempotency.runtime.rabbitmq;
 import java.time.Duration;
 import java.util.Map;
 
-import org.jboss.logging.Logger;
-
 import com.rabbitmq.client.AMQP;
 
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMessage;
 
 /**
@@ -18,7 +17,7 @@ import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMessage;
  */
 final class WaitQueue {
 
-    private static final Logger LOG = Logger.getLogger(WaitQueue.class);
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(WaitQueue.class);
     static final String SUFFIX = ".idempotency-wait";
 
     private final String channel;
@@ -67,12 +66,7 @@ final class WaitQueue {
             declared = true;
         } catch (Exception e) {
             refused = true;
-            LOG.warnf("Channel %s: could not declare the queue %s where messages wait for their retry without holding"
-                    + " the consumer's prefetch (%s). Messages past half the prefetch wait in it unacknowledged"
-                    + " instead: a burst of messages waiting for one key can slow the others down. Allow the"
-                    + " application to declare that queue, or declare it as a quorum queue with"
-                    + " x-dead-letter-exchange=\"\", x-dead-letter-routing-key=%s, x-dead-letter-strategy=at-least-once"
-                    + " and x-overflow=reject-publish", channel, name, e.toString(), target);
+            LOG.waitQueueNotDeclared(channel, name, e.toString(), target);
         }
         return declared;
     }

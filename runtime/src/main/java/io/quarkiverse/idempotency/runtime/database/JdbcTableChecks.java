@@ -1,0 +1,153 @@
+package io.quarkiverse.idempotency.runtime.database;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.quarkiverse.idempotency.runtime.StoreMisconfiguredException;
+
+/**
+ * The checks of the key table that only JDBC can make (the database product, the transactions' isolation, a
+ * partitioned table's functions), with those {@link TableChecks} makes everywhere: what the database store's
+ * {@link DatabaseIdempotencyStore#check()} and {@link DatabaseSchema} ask before they use a table.
+ */
+final class JdbcTableChecks {
+
+    private JdbcTableChecks() {
+    }
+
+    /** The table does not exist. */
+    private static final String UNDEFINED_TABLE = "42P01";
+
+    /**
+     * Checks that the table is there as this version needs it, in a transaction of its own.
+     *
+     * @return whether it is partitioned by time
+     * @throws StoreMisconfiguredException when the table is missing or from an older version, or the database is not
+     *         PostgreSQL, naming the remedy
+     */
+    static boolean check(KeyTable table) {
+        return table.onItsOwn(() -> {
+            try {
+                return table.connect(c -> check(c, table.name()), "Could not check the idempotency table '"
+                        + table.name() + "'");
+            } catch (IllegalStateException e) {
+                if (e.getCause() instanceof SQLException sql && UNDEFINED_TABLE.equals(sql.getSQLState())) {
+                    throw new StoreMisconfiguredException(missingTable(table.name()), sql);
+                }
+                throw e;
+            }
+        });
+    }
+
+    /**
+     * Checks that the table is there as this version needs it.
+     *
+     * @return whether it is partitioned by time
+     * @throws StoreMisconfiguredException when the table is from an older version, or the database is not PostgreSQL,
+     *         naming the remedy
+     */
+    private static boolean check(Connection c, String table) throws SQLException {
+        String product = c.getMetaData().getDatabaseProductName();
+        if (!"PostgreSQL".equalsIgnoreCase(product)) {
+            throw new StoreMisconfiguredException("The idempotency database store runs PostgreSQL's SQL, but its"
+                    + " datasource is " + product + "; use a PostgreSQL datasource, or supply an IdempotencyStore bean"
+                    + " of your own", null);
+        }
+        SqlCalls db = new JdbcCalls(c);
+        JdbcCalls.answered(db.query(TableStatements.check(table)));
+        boolean partitioned = Boolean.TRUE.equals(JdbcCalls.answered(TableChecks.partitioned(db, table)));
+        List<String> missing = JdbcCalls.answered(TableChecks.missingColumns(db, table));
+        List<String> remedy = new ArrayList<>(partitioned ? partitionedSchema(table)
+                : TableStatements.schema(table));
+        if (partitioned) {
+            checkPartitionable(c, table);
+            if (!functionsPresent(c, table)) {
+                missing.add("the functions " + String.join(", ", PartitionStatements.functionNames(table))
+                        + " that write keys into its partitions");
+            }
+        }
+        String outdated = JdbcCalls.answered(TableChecks.outdatedStateConstraint(db, table));
+        if (outdated != null) {
+            // e.g. a table Hibernate ORM's schema update brought forward: it adds columns, never constraints
+            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + outdated);
+            remedy.add(TableStatements.stateConstraint(table, outdated));
+        }
+        if (!missing.isEmpty()) {
+            throw new StoreMisconfiguredException(TableChecks.olderVersion(table, missing, remedy,
+                    "quarkus.idempotency.database.schema-management=update does it at startup; the shipped Flyway"
+                            + " migrations and Liquibase changelog do too"),
+                    null);
+        }
+        return partitioned;
+    }
+
+    // A partitioned table needs a server that detaches partitions concurrently, and READ COMMITTED (see
+    // PartitionStatements): refused at startup rather than failing every write.
+    static void checkPartitionable(Connection c, String table) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(PartitionStatements.server())) {
+            rs.next();
+            if (rs.getInt(1) < PartitionPlan.MINIMUM_SERVER) {
+                throw new StoreMisconfiguredException("The idempotency table '" + table + "' is partitioned,"
+                        + " which needs PostgreSQL " + PartitionPlan.MINIMUM_SERVER + " or later; this server is "
+                        + rs.getInt(1), null);
+            }
+            if (!"read committed".equals(rs.getString(2))
+                    || c.getTransactionIsolation() != Connection.TRANSACTION_READ_COMMITTED) {
+                throw new StoreMisconfiguredException("The idempotency table '" + table + "' is partitioned:"
+                        + " its keys are unique only if every statement sees what committed before it, which needs"
+                        + " READ COMMITTED transactions; the datasource's are " + rs.getString(2) + " (JDBC level "
+                        + c.getTransactionIsolation() + "). Use read committed on this datasource"
+                        + " (quarkus.datasource.jdbc.transaction-isolation-level), or an unpartitioned table", null);
+            }
+        }
+    }
+
+    static boolean functionsPresent(Connection c, String table) throws SQLException {
+        List<String> names = PartitionStatements.functionNames(table);
+        try (PreparedStatement ps = c.prepareStatement(PartitionStatements.functionsPresent())) {
+            for (int i = 0; i < names.size(); i++) {
+                ps.setString(i + 1, names.get(i));
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** The statements that create a partitioned table, or bring one up to date. */
+    static List<String> partitionedSchema(String table) {
+        List<String> statements = new ArrayList<>();
+        if (table.indexOf('.') > 0) {
+            statements.add("CREATE SCHEMA IF NOT EXISTS " + table.substring(0, table.indexOf('.')));
+        }
+        statements.add(PartitionStatements.createTable(table));
+        for (String column : TableStatements.ADDED_COLUMNS) {
+            statements.add("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " "
+                    + TableStatements.COLUMNS.get(column));
+        }
+        // The age of the oldest live claim (a metric, and the Dev UI) reads only the claims.
+        statements.add("CREATE INDEX IF NOT EXISTS " + PartitionStatements.nameOf(table) + "_claims ON " + table
+                + " (recorded_at) WHERE state = 'CLAIMED'");
+        statements.addAll(PartitionStatements.functions(table));
+        return statements;
+    }
+
+    /** @return the message naming the remedies for a missing table */
+    static String missingTable(String table) {
+        return "The idempotency table '" + table + "' does not exist. Create it in one of these ways: let the extension"
+                + " create it at startup (quarkus.idempotency.database.schema-management=update); with Flyway, add"
+                + " classpath:db/idempotency/flyway to quarkus.flyway.locations (a repeatable migration, named after"
+                + " this table); with Liquibase, include db/idempotency/liquibase/idempotency-changelog.xml"
+                + (IdempotencyRecord.DEFAULT_TABLE.equals(table) ? ""
+                        : " (change-log parameter idempotency.table=" + table.substring(table.indexOf('.') + 1) + ")")
+                + "; or with Hibernate ORM (quarkus.hibernate-orm.schema-management.strategy=update). The statements: "
+                + String.join("; ", TableStatements.schema(table));
+
+    }
+}

@@ -1,0 +1,32 @@
+package io.quarkiverse.idempotency.runtime.database;
+
+import java.util.List;
+
+import io.smallrye.mutiny.Uni;
+
+/**
+ * One way of running the key table's statements, for {@link KeyProtocol}: JDBC on the caller's thread and connection
+ * ({@link JdbcCalls}, answered at once), the reactive client's pool ({@link PoolCalls}) or a Hibernate Reactive
+ * session ({@link SessionCalls}), both answered later. Statements are written with JDBC's question marks; parameters
+ * are strings, longs, integers, booleans, {@code null} (a string) and {@link SqlArray}s.
+ */
+public interface SqlCalls {
+
+    /** @return the rows of a query (or of an update with {@code RETURNING}) */
+    Uni<List<SqlRow>> query(String sql, Object... values);
+
+    /** @return how many rows an update changed */
+    Uni<Integer> update(String sql, Object... values);
+
+    /** An array parameter, with its element's SQL type ({@code varchar}, {@code bigint}). */
+    record SqlArray(String type, Object[] values) {
+
+        static SqlArray varchar(String[] values) {
+            return new SqlArray("varchar", values);
+        }
+
+        static SqlArray bigint(Long[] values) {
+            return new SqlArray("bigint", values);
+        }
+    }
+}
