@@ -29,6 +29,8 @@ class MemoryStoreRefusedInProdTest {
             .setForcedDependencies(List.of(Dependency.of("io.smallrye.reactive", "smallrye-reactive-messaging-in-memory",
                     "4.33.0")))
             .overrideConfigKey("mp.messaging.incoming.in.connector", "smallrye-in-memory")
+            // unset: the module's application chooses the memory store, as a production application must
+            .overrideConfigKey("quarkus.idempotency.store", "")
             .setApplicationName("memory-store-refused-in-prod")
             .setApplicationVersion("0.1")
             .setExpectExit(true)
