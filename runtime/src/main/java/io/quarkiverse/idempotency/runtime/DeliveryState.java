@@ -73,6 +73,11 @@ public enum DeliveryState {
         this.ended = true;
     }
 
+    /** @return whether the handler's transaction holds the key's outcome: its rollback is a failed attempt */
+    boolean heldByTransaction() {
+        return this == WRITTEN_IN_TRANSACTION || this == CLAIMED || this == CONFIRMED_IN_TRANSACTION;
+    }
+
     /** @return whether the delivery has ended: its outcome is decided */
     public boolean ended() {
         return ended;

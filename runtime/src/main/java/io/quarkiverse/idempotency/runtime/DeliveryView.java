@@ -11,7 +11,10 @@ public interface DeliveryView {
     /** @return the method, channel, key and metadata of the delivery */
     DeliveryTarget target();
 
-    ScopedKey key();
+    /** @return the message's key, under its scope */
+    default ScopedKey key() {
+        return target().key();
+    }
 
     DeliveryState state();
 

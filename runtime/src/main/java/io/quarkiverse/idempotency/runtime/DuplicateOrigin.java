@@ -1,5 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
+import java.util.Locale;
+
 /**
  * Why a key came back after it was seen: what an operator asks first about a duplicate.
  */
@@ -9,26 +11,20 @@ public enum DuplicateOrigin {
      * channel closed before the ack, or the extension requeued it), or it carries the id the key was written with and
      * the connector cannot tell redeliveries apart (a Kafka record read again from an uncommitted offset).
      */
-    REDELIVERY("redelivery"),
+    REDELIVERY,
     /**
      * A new message with a key already handled: its id differs from the one the key was written with, or RabbitMQ
      * delivers it for the first time. An upstream retry, an outbox publishing again, or a key function that maps two
      * messages to one key.
      */
-    REPUBLISH("republish"),
+    REPUBLISH,
     /** The key's previous owner died (or stalled) holding it: its claim was taken over and the handler runs again. */
-    TAKEOVER("takeover"),
+    TAKEOVER,
     /** The key was written without the facts to tell (by an earlier version, or a message without an id). */
-    UNKNOWN("unknown");
+    UNKNOWN;
 
-    private final String tag;
-
-    DuplicateOrigin(String tag) {
-        this.tag = tag;
-    }
-
-    /** @return the metric tag value */
+    /** @return the metric tag value: the name in lower case */
     public String tag() {
-        return tag;
+        return name().toLowerCase(Locale.ROOT);
     }
 }

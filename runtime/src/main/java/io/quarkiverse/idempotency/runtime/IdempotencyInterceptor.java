@@ -115,7 +115,7 @@ public class IdempotencyInterceptor {
         if (delivery.isDuplicate()) {
             return Uni.createFrom().nullItem();
         }
-        ic.getContextData().put(Delivery.REACTIVE_CONTEXT_KEY, delivery);
+        ic.getContextData().put(ReactiveDeliveryInterceptor.DELIVERY, delivery);
         Context context = Vertx.currentContext();
         Uni<Object> attempt = inbound.mayBeRedelivered() || delivery.changingKeyForm() ? onLease(ic, delivery, context)
                 : attempt(ic);
@@ -187,7 +187,7 @@ public class IdempotencyInterceptor {
         if (delivery.isDuplicate() || (leaseFirst && !Blocking.await(delivery.claim()))) {
             return null; // a processor returning null emits nothing and acks the message
         }
-        ic.getContextData().put(Delivery.CONTEXT_KEY, delivery);
+        ic.getContextData().put(TransactionalDeliveryInterceptor.DELIVERY, delivery);
         Object result = proceed(ic, delivery);
         if (delivery.state() == DeliveryState.EXPIRED) {
             // A dead owner's claim held the key: taken over on a lease, its attempt counted, outside the transaction

@@ -1,6 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
 import io.quarkiverse.idempotency.Claim;
+import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.smallrye.mutiny.Uni;
@@ -19,14 +20,18 @@ final class KeyRecord {
     private final DeliveryPolicy policy;
     private final DeliveryContext context;
     private final MessageFacts facts;
+    /** The key in its other form while the key storage is changing (its earlier record may be there), or null. */
+    private final ScopedKey previousKey;
     private String token;
     /** Set on the thread that claims, read by the one that ends the delivery (an event loop's callbacks may differ). */
     private volatile Lease lease;
 
-    KeyRecord(DeliveryContext context, KeyCalls calls, ScopedKey key, DeliveryPolicy policy, MessageFacts facts) {
+    KeyRecord(DeliveryContext context, KeyCalls calls, ScopedKey key, ScopedKey previousKey, DeliveryPolicy policy,
+            MessageFacts facts) {
         this.calls = calls;
         this.context = context;
         this.key = key;
+        this.previousKey = previousKey;
         this.policy = policy;
         this.facts = facts;
     }
@@ -39,9 +44,31 @@ final class KeyRecord {
         return transaction.claim(key, token(), policy.retention(), policy.asynchronousCommit(), facts);
     }
 
-    /** @return the key's record in its other form (while the key storage changes) */
-    Uni<Claim> peek(ScopedKey otherForm) {
-        return calls.peek(otherForm);
+    /** @return whether the key storage is changing: the key's record may still be under its other form */
+    boolean changingForm() {
+        return previousKey != null;
+    }
+
+    /**
+     * The key was claimed new in its current form while the storage changes: a record of the key in the other form
+     * answers for it. A confirmed one makes this a duplicate, and this claim is confirmed, so that the current form
+     * answers from now on; a dead-lettered or held one keeps its answer, and this claim is given up. A look-up that
+     * fails gives the claim up too, and fails.
+     *
+     * @return the answer that stands for the claim
+     */
+    Uni<Claim> underEarlierForm(Claim claimed) {
+        return calls.peek(previousKey).onItemOrFailure().transformToUni((earlier, e) -> {
+            if (e != null) {
+                return release().chain(() -> Uni.createFrom().failure(e));
+            }
+            return switch (earlier.result()) {
+                // still a duplicate if the confirm fails; the next one looks up the earlier form again
+                case DONE -> confirm().onFailure().recoverWithItem(false).replaceWith(earlier);
+                case DEAD_LETTERED, BUSY -> release().replaceWith(earlier);
+                default -> Uni.createFrom().item(claimed);
+            };
+        });
     }
 
     /** @return the failed attempts counted, this one included; 0 when the record is not this delivery's to count on */
@@ -74,6 +101,12 @@ final class KeyRecord {
     /** Gives this delivery's claim up without counting an attempt, as far as the store answers: else it runs out. */
     Uni<Void> release() {
         return calls.release(key, token()).onItemOrFailure().transform((released, e) -> null);
+    }
+
+    /** @return {@code false} once a claim that came back for a delivery that ended meanwhile is given up, not held */
+    Uni<Boolean> giveUp(Claim claim) {
+        boolean held = claim.result() == ClaimResult.NEW || claim.result() == ClaimResult.TAKEN_OVER;
+        return held ? release().replaceWith(false) : Uni.createFrom().item(false);
     }
 
     /** {@link #release()}, of a held claim only. */

@@ -29,6 +29,8 @@ public class ReactiveDeliveryInterceptor {
 
     /** Just inside {@code @WithTransaction} (PLATFORM_BEFORE + 200), so that its transaction is open here. */
     public static final int PRIORITY = Interceptor.Priority.PLATFORM_BEFORE + 210;
+    /** Where the outer interceptor leaves the delivery of a {@code @WithTransaction} method for this one. */
+    static final String DELIVERY = Delivery.class.getName() + ".reactive";
 
     private final SessionKeys keys;
 
@@ -39,7 +41,7 @@ public class ReactiveDeliveryInterceptor {
 
     @AroundInvoke
     Object around(InvocationContext ic) throws Exception {
-        if (!(ic.getContextData().get(Delivery.REACTIVE_CONTEXT_KEY) instanceof Delivery delivery)) {
+        if (!(ic.getContextData().get(DELIVERY) instanceof Delivery delivery)) {
             return ic.proceed();
         }
         MethodPlan plan = delivery.target().plan();

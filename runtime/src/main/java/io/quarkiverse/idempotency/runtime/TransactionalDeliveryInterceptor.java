@@ -12,6 +12,7 @@ import jakarta.transaction.TransactionSynchronizationRegistry;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.StoreUnavailableException;
+import io.smallrye.mutiny.Uni;
 
 /**
  * Inside an {@code @Idempotent} method's transaction: writes the key there
@@ -29,6 +30,8 @@ public class TransactionalDeliveryInterceptor {
 
     /** Just inside {@code @Transactional} (PLATFORM_BEFORE + 200), so the transaction is active here. */
     public static final int PRIORITY = Interceptor.Priority.PLATFORM_BEFORE + 210;
+    /** Where the outer interceptor leaves the delivery for this one, in the invocation context data. */
+    static final String DELIVERY = Delivery.class.getName();
 
     private final TransactionSynchronizationRegistry registry;
     private final IdempotencyStore store;
@@ -43,7 +46,7 @@ public class TransactionalDeliveryInterceptor {
 
     @AroundInvoke
     Object around(InvocationContext ic) throws Exception {
-        if (!(ic.getContextData().get(Delivery.CONTEXT_KEY) instanceof Delivery delivery)) {
+        if (!(ic.getContextData().get(DELIVERY) instanceof Delivery delivery)) {
             return ic.proceed();
         }
         MethodPlan plan = delivery.target().plan();
@@ -56,7 +59,8 @@ public class TransactionalDeliveryInterceptor {
             return ic.proceed();
         }
         registry.registerInterposedSynchronization(new Ending(delivery));
-        if (delivery.state() == DeliveryState.KEYED && !Blocking.await(delivery.claimInTransaction(keys))) {
+        if (delivery.state() == DeliveryState.KEYED
+                && !Blocking.await(delivery.claimInTransaction(keys, Uni.createFrom()::item))) {
             return null; // a duplicate, or a dead owner's claim to take over on a lease first: the handler does not run
         }
         Object result;

@@ -100,7 +100,7 @@ class DeliveryTest {
     }
 
     boolean claimInTransaction(Delivery d) {
-        return d.claimInTransaction(transaction(store)).await().indefinitely();
+        return d.claimInTransaction(transaction(store), Uni.createFrom()::item).await().indefinitely();
     }
 
     boolean confirmInTransaction(Delivery d) {

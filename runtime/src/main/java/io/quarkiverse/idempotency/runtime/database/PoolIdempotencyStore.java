@@ -72,11 +72,6 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
         return pool;
     }
 
-    /** @return the table's name */
-    public String table() {
-        return table;
-    }
-
     @Override
     public String tableName() {
         return table;

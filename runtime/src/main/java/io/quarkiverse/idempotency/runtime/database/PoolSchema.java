@@ -47,7 +47,7 @@ public class PoolSchema {
                 .orElse(LaunchMode.current().isDevOrTest() ? Mode.UPDATE : Mode.VALIDATE);
         try {
             if (store.partitioned()) {
-                throw new StoreMisconfiguredException("The idempotency table '" + store.table() + "' is partitioned by"
+                throw new StoreMisconfiguredException("The idempotency table '" + store.tableName() + "' is partitioned by"
                         + " time, which an application with only the reactive PostgreSQL client does not support yet:"
                         + " add a JDBC datasource (quarkus-jdbc-postgresql) on the same database", null);
             }
@@ -57,9 +57,9 @@ public class PoolSchema {
                 String outdated = store.outdatedStateConstraint();
                 List<String> statements = new ArrayList<>();
                 statements.add(TableStatements.schemaLockTimeout());
-                statements.addAll(TableStatements.schema(store.table()));
+                statements.addAll(TableStatements.schema(store.tableName()));
                 if (outdated != null) {
-                    statements.add(TableStatements.stateConstraint(store.table(), outdated));
+                    statements.add(TableStatements.stateConstraint(store.tableName(), outdated));
                 }
                 store.pool().withTransaction(connection -> {
                     // instances starting at once take turns

@@ -14,13 +14,13 @@ import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkiverse.idempotency.runtime.database.AsyncGroupCommit.GivenUp;
+import io.quarkiverse.idempotency.runtime.database.GroupCommit.GivenUp;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
 import io.smallrye.mutiny.subscription.Cancellable;
 import io.smallrye.mutiny.subscription.UniEmitter;
 
-class AsyncGroupCommitTest {
+class GroupCommitTest {
 
     private final List<List<Integer>> sent = new ArrayList<>();
     private final List<UniEmitter<? super List<String>>> answering = new ArrayList<>();
@@ -45,7 +45,7 @@ class AsyncGroupCommitTest {
 
     @Test
     void aLoneRequestGoesAtOnceAndThoseArrivingMeanwhileShareTheNextBatch() {
-        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(this::held, 64, GivenUp.DROPPED, elsewhere);
+        GroupCommit<Integer, String> commit = new GroupCommit<>(this::held, 64, GivenUp.DROPPED, elsewhere);
         List<UniAssertSubscriber<String>> waiting = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             waiting.add(commit.submit(i).subscribe().withSubscriber(UniAssertSubscriber.create()));
@@ -63,7 +63,7 @@ class AsyncGroupCommitTest {
 
     @Test
     void aFailedBatchFailsExactlyItsRequestsAndTheNextOneStillGoes() {
-        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(this::held, 64, GivenUp.DROPPED, elsewhere);
+        GroupCommit<Integer, String> commit = new GroupCommit<>(this::held, 64, GivenUp.DROPPED, elsewhere);
         UniAssertSubscriber<String> first = commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create());
         UniAssertSubscriber<String> second = commit.submit(1).subscribe().withSubscriber(UniAssertSubscriber.create());
         answering.get(0).fail(new IllegalStateException("connection lost"));
@@ -81,7 +81,7 @@ class AsyncGroupCommitTest {
             }
             return Uni.createFrom().item(answers(batch));
         };
-        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(brokenOnce, 64, GivenUp.DROPPED, elsewhere);
+        GroupCommit<Integer, String> commit = new GroupCommit<>(brokenOnce, 64, GivenUp.DROPPED, elsewhere);
         commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create())
                 .assertFailedWith(NoClassDefFoundError.class, "the driver");
         commit.submit(1).subscribe().withSubscriber(UniAssertSubscriber.create()).assertItem("a1");
@@ -89,7 +89,7 @@ class AsyncGroupCommitTest {
 
     @Test
     void aRequestGivenUpWhileItWaitsIsNotSent() {
-        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(this::held, 64, GivenUp.DROPPED, elsewhere);
+        GroupCommit<Integer, String> commit = new GroupCommit<>(this::held, 64, GivenUp.DROPPED, elsewhere);
         commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create());
         Cancellable givenUp = commit.submit(1).subscribe().with(ignored -> {
         });
@@ -103,7 +103,7 @@ class AsyncGroupCommitTest {
 
     @Test
     void aRequestOfAKindThatMustBeSentIsSentThoughGivenUpWhileItWaits() {
-        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(this::held, 64, GivenUp.SENT, elsewhere);
+        GroupCommit<Integer, String> commit = new GroupCommit<>(this::held, 64, GivenUp.SENT, elsewhere);
         commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create());
         Cancellable givenUp = commit.submit(1).subscribe().with(ignored -> {
         });
@@ -118,7 +118,7 @@ class AsyncGroupCommitTest {
         Function<List<Integer>, Uni<List<String>>> run = batch -> batch.get(0) == 0
                 ? Uni.createFrom().emitter(first::add)
                 : Uni.createFrom().item(answers(batch)); // a closed pool answers within the call
-        AsyncGroupCommit<Integer, String> commit = new AsyncGroupCommit<>(run, 1, GivenUp.DROPPED, elsewhere);
+        GroupCommit<Integer, String> commit = new GroupCommit<>(run, 1, GivenUp.DROPPED, elsewhere);
         commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create());
         int queued = 50_000;
         List<UniAssertSubscriber<String>> waiting = new ArrayList<>(queued);
@@ -133,6 +133,6 @@ class AsyncGroupCommitTest {
     @Test
     void aBatchHoldsAtLeastOneRequest() {
         assertThrows(IllegalArgumentException.class,
-                () -> new AsyncGroupCommit<Integer, String>(this::held, 0, GivenUp.DROPPED));
+                () -> new GroupCommit<Integer, String>(this::held, 0, GivenUp.DROPPED));
     }
 }
