@@ -13,7 +13,7 @@ import jakarta.inject.Singleton;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 import io.agroal.api.AgroalDataSource;
-import io.quarkiverse.idempotency.runtime.database.BlockingGroupCommit;
+import io.quarkiverse.idempotency.runtime.database.GroupCommit;
 import io.quarkiverse.idempotency.runtime.database.RecordStatements;
 
 /**
@@ -35,7 +35,7 @@ public class HandWritten {
     private final AgroalDataSource dataSource;
     private final String claimSql;
     /** The WAL flushes of the deliveries waiting at once, shared: one transaction for all of them. */
-    private final BlockingGroupCommit<Boolean, Boolean> flushes = new BlockingGroupCommit<>(this::flush, 256);
+    private final GroupCommit<Boolean, Boolean> flushes = new GroupCommit<>(this::flush, 256);
 
     /** @param asynchronousClaimCommit as the extension is configured, so that the floor is the same mode's */
     HandWritten(AgroalDataSource dataSource,

@@ -32,6 +32,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.runtime.database.PoolIdempotencyStore;
+import io.quarkiverse.idempotency.runtime.database.SqlKeyStore;
 import io.quarkiverse.idempotency.testing.LogCapture;
 import io.quarkiverse.idempotency.testing.RabbitQueues;
 import io.quarkus.test.QuarkusUnitTest;
@@ -206,9 +207,10 @@ class ReactiveOnlyPaymentsTest {
     @Test
     @Order(9)
     void theDevUiReadsTheKeysAndReleasesADeadLetter() throws Exception {
-        Class<?> view = Class.forName("io.quarkiverse.idempotency.runtime.devui.ReactiveDatabaseKeys");
-        Method describe = view.getDeclaredMethod("describe", IdempotencyStore.class, JsonObject.class, int.class);
-        Method release = view.getDeclaredMethod("release", IdempotencyStore.class, String.class);
+        // the one reader of every SQL store, here through the reactive client
+        Class<?> view = Class.forName("io.quarkiverse.idempotency.runtime.devui.DatabaseKeys");
+        Method describe = view.getDeclaredMethod("describe", SqlKeyStore.class, JsonObject.class, int.class);
+        Method release = view.getDeclaredMethod("release", SqlKeyStore.class, String.class);
         describe.setAccessible(true);
         release.setAccessible(true);
         JsonObject state = new JsonObject();

@@ -47,10 +47,10 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     private final PartitionPlan plan;
     private final Partitions partitions;
     /** Lease-mode claims and confirms of concurrent deliveries, each kind sharing statements and commits. */
-    private final BlockingGroupCommit<ClaimRequest, Claim> claims;
-    private final BlockingGroupCommit<ConfirmRequest, Boolean> confirms;
+    private final GroupCommit<ClaimRequest, Claim> claims;
+    private final GroupCommit<ConfirmRequest, Boolean> confirms;
     /** The WAL flushes awaited by asynchronously committed deliveries, shared by those waiting at once. */
-    private final BlockingGroupCommit<Boolean, Boolean> flushes = new BlockingGroupCommit<>(this::flush, 4096);
+    private final GroupCommit<Boolean, Boolean> flushes = new GroupCommit<>(this::flush, 4096);
     /** Whether the table is partitioned by time, as last read from the database (at startup, and by the health check). */
     private volatile boolean partitioned;
     private final int leaseBatchSize;
@@ -81,8 +81,8 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
         this.sql = protocol.statements();
         this.plan = plan;
         this.partitions = new Partitions(this.table, plan.period(), plan.retention());
-        this.claims = leaseBatchSize > 1 ? new BlockingGroupCommit<>(this::claimAll, leaseBatchSize) : null;
-        this.confirms = leaseBatchSize > 1 ? new BlockingGroupCommit<>(this::confirmAll, leaseBatchSize) : null;
+        this.claims = leaseBatchSize > 1 ? new GroupCommit<>(this::claimAll, leaseBatchSize) : null;
+        this.confirms = leaseBatchSize > 1 ? new GroupCommit<>(this::confirmAll, leaseBatchSize) : null;
     }
 
     /** @return the table's protocol, for {@link SessionKeys} */

@@ -3,154 +3,161 @@ package io.quarkiverse.idempotency.runtime.database;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
-import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.infrastructure.Infrastructure;
-import io.smallrye.mutiny.subscription.UniEmitter;
-
 /**
- * Lets concurrent requests share one statement and one commit: group commit without a timer, written once for the
- * callers that must not wait on their thread (the event loop, through the reactive client) and, through
- * {@link BlockingGroupCommit}, for those that do (JDBC).
+ * Lets concurrent callers share one statement and one commit: group commit without a timer.
  * <p>
- * A request sent when no batch of its kind is on its way is sent at once, alone, on the caller's thread: a lone
- * delivery pays one statement, as before. Requests sent while a batch is on its way wait for it; when it answers, every request
- * that waited (at most
- * {@code maxSize}) goes in the next batch, sent before the answers are handed out, so a request waits at most for one
- * batch. Each request gets its own answer, or the failure of its batch; a request whose subscriber cancelled while it
- * waited is not sent, unless its kind must be ({@link GivenUp#SENT}: a confirm of work that happened). Nothing thrown, not even
- * an {@link Error}, leaves the queue stuck; and a batch that answers at once
- * (a closed pool) does not send the next one from within its own call, so a long queue cannot grow the stack.
+ * A caller that finds no batch running runs its request at once, alone: a lone delivery pays what it paid before.
+ * Callers that arrive while a batch runs wait; when that batch has committed, the first of them runs the next batch,
+ * made of every request that waited (at most {@code maxSize}), so the wait a caller spends for its batch is at most the
+ * time one batch takes. Each caller gets its own answer, or the exception that failed its batch (or only it:
+ * {@link PartlyAnswered}), and only then returns: its request committed (or failed) with the batch.
+ * <p>
+ * The caller's thread runs the batch it leads (blocking, as the store's statements are), so there is no thread of its
+ * own; waiting parks, which suits virtual threads too.
  *
  * @param <Q> a request
  * @param <A> its answer
  */
 public final class GroupCommit<Q, A> {
 
-    private final Function<List<Q>, Uni<List<A>>> run;
+    private final Function<List<Q>, List<A>> run;
     private final int maxSize;
-    private final Executor elsewhere;
-    private final GivenUp givenUp;
+    private final ReentrantLock lock = new ReentrantLock();
     private final ArrayDeque<Pending<Q, A>> waiting = new ArrayDeque<>();
     private boolean running;
     private final LongAdder batches = new LongAdder();
     private final LongAdder requests = new LongAdder();
 
     /**
-     * @param run sends a batch: one answer per request, in order; a failure fails every request of the batch
+     * @param run runs a batch: one answer per request, in order; an exception fails every request of the batch
      * @param maxSize the most requests in one batch
      */
-    GroupCommit(Function<List<Q>, Uni<List<A>>> run, int maxSize, GivenUp givenUp) {
-        this(run, maxSize, givenUp, Infrastructure.getDefaultExecutor());
-    }
-
-    /** @param elsewhere where the next batch is sent from when a batch answered within the call that sent it */
-    GroupCommit(Function<List<Q>, Uni<List<A>>> run, int maxSize, GivenUp givenUp, Executor elsewhere) {
+    public GroupCommit(Function<List<Q>, List<A>> run, int maxSize) {
         if (maxSize < 1) {
             throw new IllegalArgumentException("A batch holds at least one request, not " + maxSize);
         }
         this.run = run;
         this.maxSize = maxSize;
-        this.elsewhere = elsewhere;
-        this.givenUp = givenUp;
     }
 
-    /** What becomes of a request whose subscriber cancelled while it waited for its batch. */
-    enum GivenUp {
-        /** Not sent: nothing depends on it (a claim of a delivery given up, which then runs nothing). */
-        DROPPED,
-        /** Sent all the same, its answer ignored: it records what happened (a confirm of work done). */
-        SENT
-    }
-
-    /** @return the request's answer, once its batch answered */
-    Uni<A> submit(Q request) {
-        return Uni.createFrom().emitter(emitter -> {
-            Pending<Q, A> mine = new Pending<>(request, emitter);
-            // a request given up while it waits is not sent, if its kind allows (once sent, its answer comes, and is
-            // ignored)
-            if (givenUp == GivenUp.DROPPED) {
-                emitter.onTermination(() -> {
-                    synchronized (this) {
-                        waiting.remove(mine);
-                    }
-                });
-            }
-            synchronized (this) {
-                if (running) {
-                    waiting.add(mine);
-                    return;
-                }
+    /**
+     * Runs the request in the next batch and waits for its answer.
+     *
+     * @throws RuntimeException what failed the request's batch
+     */
+    public A submit(Q request) {
+        Pending<Q, A> mine = new Pending<>(request);
+        boolean lead;
+        lock.lock();
+        try {
+            lead = !running;
+            if (lead) {
                 running = true;
+            } else {
+                waiting.add(mine);
             }
-            send(List.of(mine));
-        });
+        } finally {
+            lock.unlock();
+        }
+        if (!lead && !mine.turn.join()) {
+            lead = true; // the batch before ended: this caller runs the next one
+        }
+        if (lead) {
+            lead(mine);
+        }
+        if (mine.failure != null) {
+            throw mine.failure;
+        }
+        return mine.answer;
     }
 
-    private void send(List<Pending<Q, A>> batch) {
-        AtomicBoolean returned = new AtomicBoolean();
+    private void lead(Pending<Q, A> mine) {
+        List<Pending<Q, A>> batch = new ArrayList<>();
+        lock.lock();
+        try {
+            batch.add(mine); // never in the queue now: it led at once, or was taken from it to lead
+            while (batch.size() < maxSize && !waiting.isEmpty()) {
+                batch.add(waiting.poll());
+            }
+        } finally {
+            lock.unlock();
+        }
         try {
             List<Q> asked = new ArrayList<>(batch.size());
             for (Pending<Q, A> pending : batch) {
-                asked.add(pending.request());
+                asked.add(pending.request);
             }
-            run.apply(asked).subscribe().with(answers -> answered(batch, answers, null, returned.get()),
-                    failure -> answered(batch, null, failure, returned.get()));
-        } catch (Throwable t) {
-            answered(batch, null, t, false);
-        } finally {
-            returned.set(true);
-        }
-    }
-
-    // The batch answered: the requests that waited meanwhile go now, together, then each of this batch gets its answer.
-    private void answered(List<Pending<Q, A>> batch, List<A> answers, Throwable failure, boolean later) {
-        batches.increment();
-        requests.add(batch.size());
-        List<Pending<Q, A>> next = new ArrayList<>();
-        synchronized (this) {
-            while (next.size() < maxSize && !waiting.isEmpty()) {
-                next.add(waiting.poll());
+            List<A> answers = run.apply(asked);
+            for (int i = 0; i < batch.size(); i++) {
+                batch.get(i).answer = answers.get(i);
             }
-            running = !next.isEmpty();
-        }
-        if (!next.isEmpty()) {
-            if (later) {
-                send(next);
-            } else {
-                elsewhere.execute(() -> send(next));
-            }
-        }
-        for (int i = 0; i < batch.size(); i++) {
-            UniEmitter<? super A> emitter = batch.get(i).emitter();
-            try {
-                if (failure instanceof PartlyAnswered partly) {
-                    emitter.complete(partly.answer(i));
-                } else if (failure != null) {
-                    emitter.fail(failure);
-                } else {
-                    emitter.complete(answers.get(i));
+        } catch (PartlyAnswered partly) {
+            for (int i = 0; i < batch.size(); i++) {
+                try {
+                    batch.get(i).answer = partly.answer(i);
+                } catch (RuntimeException failure) {
+                    batch.get(i).failure = failure;
                 }
-            } catch (Throwable t) {
-                emitter.fail(t); // an answer missing for this request: the others still get theirs
+            }
+        } catch (RuntimeException | Error e) {
+            RuntimeException failure = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+            for (Pending<Q, A> pending : batch) {
+                pending.failure = failure;
+            }
+            if (e instanceof Error error) {
+                throw error;
+            }
+        } finally {
+            batches.increment();
+            requests.add(batch.size());
+            Pending<Q, A> next;
+            lock.lock();
+            try {
+                next = waiting.poll();
+                running = next != null;
+            } finally {
+                lock.unlock();
+            }
+            if (next != null) {
+                next.turn.complete(false);
+            }
+            for (Pending<Q, A> pending : batch) {
+                if (pending != mine) {
+                    pending.turn.complete(true);
+                }
             }
         }
     }
 
-    /** @return how many batches were sent and how many requests they held, since the start */
-    long[] statistics() {
+    /** @return how many batches ran, and how many requests they held, since the start */
+    public long[] statistics() {
         return new long[] { batches.sum(), requests.sum() };
     }
 
     /** @return how many requests wait for a batch now */
-    synchronized int waiting() {
-        return waiting.size();
+    int waiting() {
+        lock.lock();
+        try {
+            return waiting.size();
+        } finally {
+            lock.unlock();
+        }
     }
 
-    private record Pending<Q, A>(Q request, UniEmitter<? super A> emitter) {
+    private static final class Pending<Q, A> {
+        final Q request;
+        /** true: answered (or failed); false: this caller runs the next batch */
+        final CompletableFuture<Boolean> turn = new CompletableFuture<>();
+        A answer;
+        RuntimeException failure;
+
+        Pending(Q request) {
+            this.request = request;
+        }
     }
 }

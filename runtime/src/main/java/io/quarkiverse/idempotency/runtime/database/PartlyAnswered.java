@@ -6,7 +6,7 @@ import java.util.List;
  * A batch whose statement committed but some of whose requests could not be answered (a look-up after the commit
  * failed): each request gets its own answer or its own failure, so that what the batch claimed for the others reaches
  * them rather than staying claimed with no holder. Thrown (or failed with) by a batch of {@link GroupCommit} or
- * {@link BlockingGroupCommit}, which hand out the answers one by one.
+ * {@link AsyncGroupCommit}, which hand out the answers one by one.
  */
 final class PartlyAnswered extends RuntimeException {
 

@@ -7,7 +7,7 @@ import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.KeyCalls;
-import io.quarkiverse.idempotency.runtime.database.GroupCommit.GivenUp;
+import io.quarkiverse.idempotency.runtime.database.AsyncGroupCommit.GivenUp;
 import io.quarkiverse.idempotency.runtime.database.LeaseBatches.ClaimRequest;
 import io.quarkiverse.idempotency.runtime.database.LeaseBatches.ConfirmRequest;
 import io.smallrye.mutiny.Uni;
@@ -19,23 +19,23 @@ import io.vertx.mutiny.sqlclient.Pool;
  * each call committed on its own, so that a method running on the event loop claims, confirms and counts its attempts
  * without blocking it. As over JDBC, the claims of deliveries running at once share one statement and one commit, and
  * so do their confirms ({@code quarkus.idempotency.database.lease-batch-size}), without waiting on any thread
- * ({@link GroupCommit}).
+ * ({@link AsyncGroupCommit}).
  */
 public final class PoolKeys implements KeyCalls {
 
     private final SqlKeyStore store;
     private final KeyProtocol protocol;
     private final SqlCalls db;
-    private final GroupCommit<ClaimRequest, Claim> claims;
-    private final GroupCommit<ConfirmRequest, Boolean> confirms;
+    private final AsyncGroupCommit<ClaimRequest, Claim> claims;
+    private final AsyncGroupCommit<ConfirmRequest, Boolean> confirms;
 
     public PoolKeys(SqlKeyStore store, Pool pool) {
         this.store = store;
         this.protocol = store.protocol();
         this.db = new PoolCalls(pool);
         int batchSize = store.leaseBatchSize();
-        this.claims = batchSize > 1 ? new GroupCommit<>(this::claimAll, batchSize, GivenUp.DROPPED) : null;
-        this.confirms = batchSize > 1 ? new GroupCommit<>(this::confirmAll, batchSize, GivenUp.SENT) : null;
+        this.claims = batchSize > 1 ? new AsyncGroupCommit<>(this::claimAll, batchSize, GivenUp.DROPPED) : null;
+        this.confirms = batchSize > 1 ? new AsyncGroupCommit<>(this::confirmAll, batchSize, GivenUp.SENT) : null;
     }
 
     @Override

@@ -2,137 +2,122 @@ package io.quarkiverse.idempotency.runtime.database;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkiverse.idempotency.runtime.database.GroupCommit.GivenUp;
-import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
-import io.smallrye.mutiny.subscription.Cancellable;
-import io.smallrye.mutiny.subscription.UniEmitter;
-
+/** {@link GroupCommit}: the callers that wait share batches and run them on their own threads. */
 class GroupCommitTest {
 
-    private final List<List<Integer>> sent = new ArrayList<>();
-    private final List<UniEmitter<? super List<String>>> answering = new ArrayList<>();
-    private final ExecutorService elsewhere = Executors.newSingleThreadExecutor();
+    private final ExecutorService callers = Executors.newFixedThreadPool(8, r -> new Thread(r, "caller"));
+    /** The batches, in the order they ran, and the threads that ran them. */
+    private final List<List<Integer>> ran = Collections.synchronizedList(new ArrayList<>());
+    private final Set<String> runners = Collections.synchronizedSet(new HashSet<>());
 
     @AfterEach
     void stop() {
-        elsewhere.shutdownNow();
+        callers.shutdownNow();
     }
 
-    // A statement that answers when the test says so: each request's answer is "a" + its number.
-    private Uni<List<String>> held(List<Integer> batch) {
-        synchronized (sent) {
-            sent.add(batch);
-        }
-        return Uni.createFrom().emitter(answering::add);
-    }
-
-    private static List<String> answers(List<Integer> batch) {
+    private List<String> answer(List<Integer> batch) {
+        ran.add(batch);
+        runners.add(Thread.currentThread().getName());
         return batch.stream().map(i -> "a" + i).toList();
     }
 
     @Test
-    void aLoneRequestGoesAtOnceAndThoseArrivingMeanwhileShareTheNextBatch() {
-        GroupCommit<Integer, String> commit = new GroupCommit<>(this::held, 64, GivenUp.DROPPED, elsewhere);
-        List<UniAssertSubscriber<String>> waiting = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            waiting.add(commit.submit(i).subscribe().withSubscriber(UniAssertSubscriber.create()));
-        }
-        assertEquals(List.of(List.of(0)), sent, "the first alone; the others wait for it");
-        answering.get(0).complete(answers(List.of(0)));
-        assertEquals(List.of(List.of(0), List.of(1, 2, 3)), sent);
-        answering.get(1).complete(answers(List.of(1, 2, 3)));
-        for (int i = 0; i < 4; i++) {
-            waiting.get(i).assertItem("a" + i);
-        }
-        assertEquals(2, commit.statistics()[0]);
-        assertEquals(4, commit.statistics()[1]);
+    void aLoneCallerRunsItsRequestAtOnceOnItsThread() {
+        GroupCommit<Integer, String> commit = new GroupCommit<>(this::answer, 64);
+        assertEquals("a7", commit.submit(7));
+        assertEquals(List.of(List.of(7)), ran);
+        assertEquals(Set.of(Thread.currentThread().getName()), runners);
     }
 
     @Test
-    void aFailedBatchFailsExactlyItsRequestsAndTheNextOneStillGoes() {
-        GroupCommit<Integer, String> commit = new GroupCommit<>(this::held, 64, GivenUp.DROPPED, elsewhere);
-        UniAssertSubscriber<String> first = commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create());
-        UniAssertSubscriber<String> second = commit.submit(1).subscribe().withSubscriber(UniAssertSubscriber.create());
-        answering.get(0).fail(new IllegalStateException("connection lost"));
-        first.assertFailedWith(IllegalStateException.class, "connection lost");
-        answering.get(1).complete(answers(List.of(1)));
-        second.assertItem("a1");
-    }
-
-    @Test
-    void anErrorThrownWhileSendingNeitherLosesTheRequestsNorStopsTheQueue() {
-        AtomicInteger calls = new AtomicInteger();
-        Function<List<Integer>, Uni<List<String>>> brokenOnce = batch -> {
-            if (calls.getAndIncrement() == 0) {
-                throw new NoClassDefFoundError("the driver");
+    void callersThatArriveWhileABatchRunsShareTheNextOneRunByOneOfThem() throws Exception {
+        CountDownLatch firstRunning = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        GroupCommit<Integer, String> commit = new GroupCommit<>(batch -> {
+            if (batch.contains(0)) {
+                firstRunning.countDown();
+                await(release);
             }
-            return Uni.createFrom().item(answers(batch));
-        };
-        GroupCommit<Integer, String> commit = new GroupCommit<>(brokenOnce, 64, GivenUp.DROPPED, elsewhere);
-        commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create())
-                .assertFailedWith(NoClassDefFoundError.class, "the driver");
-        commit.submit(1).subscribe().withSubscriber(UniAssertSubscriber.create()).assertItem("a1");
-    }
-
-    @Test
-    void aRequestGivenUpWhileItWaitsIsNotSent() {
-        GroupCommit<Integer, String> commit = new GroupCommit<>(this::held, 64, GivenUp.DROPPED, elsewhere);
-        commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create());
-        Cancellable givenUp = commit.submit(1).subscribe().with(ignored -> {
-        });
-        UniAssertSubscriber<String> kept = commit.submit(2).subscribe().withSubscriber(UniAssertSubscriber.create());
-        givenUp.cancel();
-        answering.get(0).complete(answers(List.of(0)));
-        assertEquals(List.of(List.of(0), List.of(2)), sent);
-        answering.get(1).complete(answers(List.of(2)));
-        kept.assertItem("a2");
-    }
-
-    @Test
-    void aRequestOfAKindThatMustBeSentIsSentThoughGivenUpWhileItWaits() {
-        GroupCommit<Integer, String> commit = new GroupCommit<>(this::held, 64, GivenUp.SENT, elsewhere);
-        commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create());
-        Cancellable givenUp = commit.submit(1).subscribe().with(ignored -> {
-        });
-        givenUp.cancel();
-        answering.get(0).complete(answers(List.of(0)));
-        assertEquals(List.of(List.of(0), List.of(1)), sent, "a confirm records work that happened: it is sent");
-    }
-
-    @Test
-    void batchesThatAnswerAtOnceDoNotGrowTheStack() {
-        List<UniEmitter<? super List<String>>> first = new ArrayList<>();
-        Function<List<Integer>, Uni<List<String>>> run = batch -> batch.get(0) == 0
-                ? Uni.createFrom().emitter(first::add)
-                : Uni.createFrom().item(answers(batch)); // a closed pool answers within the call
-        GroupCommit<Integer, String> commit = new GroupCommit<>(run, 1, GivenUp.DROPPED, elsewhere);
-        commit.submit(0).subscribe().withSubscriber(UniAssertSubscriber.create());
-        int queued = 50_000;
-        List<UniAssertSubscriber<String>> waiting = new ArrayList<>(queued);
-        for (int i = 1; i <= queued; i++) {
-            waiting.add(commit.submit(i).subscribe().withSubscriber(UniAssertSubscriber.create()));
+            return answer(batch);
+        }, 64);
+        Future<String> first = callers.submit(() -> commit.submit(0));
+        assertTrue(firstRunning.await(10, TimeUnit.SECONDS));
+        List<Future<String>> others = new ArrayList<>();
+        for (int i = 1; i <= 5; i++) {
+            int request = i;
+            others.add(callers.submit(() -> commit.submit(request)));
         }
-        first.get(0).complete(List.of("a0"));
-        waiting.get(queued - 1).awaitItem(Duration.ofSeconds(30)).assertItem("a" + queued);
-        assertEquals(queued + 1, commit.statistics()[0], "one batch each (maxSize 1), none lost");
+        while (commit.waiting() < 5) {
+            Thread.onSpinWait();
+        }
+        release.countDown();
+        assertEquals("a0", first.get(10, TimeUnit.SECONDS));
+        for (int i = 1; i <= 5; i++) {
+            assertEquals("a" + i, others.get(i - 1).get(10, TimeUnit.SECONDS));
+        }
+        assertEquals(2, ran.size(), "the first alone, then the five that waited together: " + ran);
+        assertEquals(Set.of(1, 2, 3, 4, 5), new HashSet<>(ran.get(1)));
+        assertEquals(Set.of("caller"), runners, "no thread of its own: the callers ran the batches");
+        assertEquals(2, commit.statistics()[0]);
+        assertEquals(6, commit.statistics()[1]);
     }
 
     @Test
-    void aBatchHoldsAtLeastOneRequest() {
-        assertThrows(IllegalArgumentException.class,
-                () -> new GroupCommit<Integer, String>(this::held, 0, GivenUp.DROPPED));
+    void aFailedBatchFailsItsCallersAndPartlyAnsweredOnlyThoseItSays() {
+        GroupCommit<Integer, String> failing = new GroupCommit<>(batch -> {
+            throw new IllegalStateException("connection lost");
+        }, 64);
+        assertThrows(IllegalStateException.class, () -> failing.submit(1));
+        // request 2's look-up fails after the batch committed: only it fails
+        GroupCommit<Integer, String> partly = new GroupCommit<>(batch -> {
+            IllegalStateException lookUp = new IllegalStateException("look-up");
+            throw new PartlyAnswered(batch.stream().<Object> map(i -> i == 2 ? lookUp : "a" + i).toList(), lookUp);
+        }, 64);
+        assertEquals("a1", partly.submit(1));
+        assertThrows(IllegalStateException.class, () -> partly.submit(2));
+        GroupCommit<Integer, String> error = new GroupCommit<>(batch -> {
+            throw new NoClassDefFoundError("the driver");
+        }, 64);
+        assertThrows(NoClassDefFoundError.class, () -> error.submit(1));
+    }
+
+    @Test
+    void manyCallersEachGetTheirOwnAnswerAndNoneIsLeftWaiting() throws Exception {
+        GroupCommit<Integer, String> commit = new GroupCommit<>(this::answer, 4);
+        List<Future<String>> answers = new ArrayList<>();
+        for (int i = 0; i < 2_000; i++) {
+            int request = i;
+            answers.add(callers.submit(() -> commit.submit(request)));
+        }
+        for (int i = 0; i < 2_000; i++) {
+            assertEquals("a" + i, answers.get(i).get(30, TimeUnit.SECONDS));
+        }
+        assertEquals(2_000, commit.statistics()[1]);
+        assertTrue(ran.stream().allMatch(batch -> batch.size() <= 4), "at most maxSize a batch");
+        assertEquals(0, commit.waiting());
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
