@@ -66,7 +66,9 @@ class DatabaseStoreProcessor {
         if (!store.database()) {
             return;
         }
-        indexed.produce(new AdditionalIndexedClassesBuildItem(IdempotencyRecord.class.getName()));
+        if (store.entity()) {
+            indexed.produce(new AdditionalIndexedClassesBuildItem(IdempotencyRecord.class.getName()));
+        }
         beans.produce(AdditionalBeanBuildItem.builder().addBeanClasses(DatabaseStoreProducer.class, DatabaseSchema.class,
                 AsynchronousClaimCommitCheck.class)
                 .setUnremovable().build());
@@ -113,7 +115,7 @@ class DatabaseStoreProcessor {
     }
 
     /**
-     * The database store's settings: a datasource that is not PostgreSQL, the store selected without Hibernate ORM, a
+     * The database store's settings: a datasource that is not PostgreSQL, the store selected without a datasource, a
      * table name that is not one.
      */
     @BuildStep
@@ -145,7 +147,7 @@ class DatabaseStoreProcessor {
             found.addAll(reactiveOnAnotherDataSource(config, methods));
         }
         if (store.kind() == StoreKind.DATABASE && !store.database()) {
-            found.add(new IdempotencyDefinitionException(Rule.DATABASE_WITHOUT_ORM, "quarkus.idempotency.store"));
+            found.add(new IdempotencyDefinitionException(Rule.DATABASE_WITHOUT_DATASOURCE, "quarkus.idempotency.store"));
         }
         String table = config.database().table();
         if (!TABLE_NAME.matcher(table).matches() || SqlKeywords.reserved(table)) {

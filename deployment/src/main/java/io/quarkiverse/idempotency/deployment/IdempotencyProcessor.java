@@ -86,12 +86,17 @@ class IdempotencyProcessor {
     @BuildStep
     SelectedStoreBuildItem selectStore(IdempotencyBuildTimeConfig config, Capabilities capabilities) {
         boolean orm = capabilities.isPresent(Capability.HIBERNATE_ORM);
+        boolean agroal = capabilities.isPresent(Capability.AGROAL);
+        boolean ormPanache = orm && QuarkusClassLoader.isClassPresentAtRuntime(ORM_PANACHE);
         // Hibernate Reactive brings Hibernate ORM without a JDBC datasource (or with one for migrations only, without
-        // Hibernate ORM Panache, which the JDBC store's entity needs): the store then talks the reactive client
+        // Hibernate ORM Panache): the store then talks the reactive client
         boolean reactiveClientOnly = capabilities.isPresent(Capability.REACTIVE_PG_CLIENT)
-                && (!capabilities.isPresent(Capability.AGROAL) || !QuarkusClassLoader.isClassPresentAtRuntime(ORM_PANACHE));
-        return new SelectedStoreBuildItem(config.store().orElse(orm ? StoreKind.DATABASE : StoreKind.MEMORY), orm,
-                reactiveClientOnly);
+                && (!agroal || (orm && !ormPanache));
+        // plain JDBC on PostgreSQL (JDBC code, jOOQ, MyBatis) is enough: the store speaks JDBC, without Hibernate ORM
+        boolean postgresJdbc = agroal && QuarkusClassLoader.isClassPresentAtRuntime(POSTGRESQL_DRIVER);
+        boolean database = orm || postgresJdbc;
+        return new SelectedStoreBuildItem(config.store().orElse(database ? StoreKind.DATABASE : StoreKind.MEMORY),
+                database, reactiveClientOnly, ormPanache && !reactiveClientOnly);
     }
 
     @BuildStep
@@ -101,6 +106,9 @@ class IdempotencyProcessor {
                 || (store.database() && capabilities.isPresent(Capability.REACTIVE_PG_CLIENT));
         return new IdempotentMethodAnalyzer(index.getIndex(), store.memory(), keysWithoutBlocking).analyse();
     }
+
+    /** PostgreSQL's JDBC driver: present with quarkus-jdbc-postgresql. */
+    private static final String POSTGRESQL_DRIVER = "org.postgresql.Driver";
 
     /** The JDBC store's entity's base class: present with Hibernate ORM Panache. */
     private static final String ORM_PANACHE = "io.quarkus.hibernate.orm.panache.PanacheEntityBase";
@@ -128,7 +136,7 @@ class IdempotencyProcessor {
             beans.produce(AdditionalBeanBuildItem.unremovableOf(ReactiveDeliveryInterceptor.class));
         }
         if (!store.database()) {
-            // Without Hibernate ORM the database store is a validation error; the memory store keeps ArC from
+            // Without a datasource the database store is a validation error; the memory store keeps ArC from
             // reporting an unsatisfied store first.
             beans.produce(AdditionalBeanBuildItem.unremovableOf(MemoryStoreProducer.class));
         }

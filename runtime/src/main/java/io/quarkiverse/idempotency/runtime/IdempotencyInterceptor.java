@@ -93,7 +93,7 @@ public class IdempotencyInterceptor {
                 return Uni.createFrom().nullItem();
             }
             // settled back on the message's context, wherever the method's stage completed
-            return OnContext.resume(attempt(ic).onItemOrFailure().transformToUni((item, failure) -> failure != null
+            return OnContext.resume(Attempts.attempt(ic).onItemOrFailure().transformToUni((item, failure) -> failure != null
                     ? failing(delivery.failed(failure))
                     : delivery.succeeded().map(ignored -> {
                         if (delivery.state() == DeliveryState.HANDLED) {
@@ -118,7 +118,7 @@ public class IdempotencyInterceptor {
         ic.getContextData().put(ReactiveDeliveryInterceptor.DELIVERY, delivery);
         Context context = Vertx.currentContext();
         Uni<Object> attempt = inbound.mayBeRedelivered() || delivery.changingKeyForm() ? onLease(ic, delivery, context)
-                : attempt(ic);
+                : Attempts.attempt(ic);
         return settled(attempt, ic, delivery, inbound, context).onCancellation().invoke(delivery::abandoned);
     }
 
@@ -149,19 +149,11 @@ public class IdempotencyInterceptor {
         });
     }
 
-    /** @return what the method (or the next interceptor) returns, as a {@code Uni}; a throw as its failure */
-    static Uni<Object> attempt(InvocationContext ic) {
-        try {
-            return toUni(ic.proceed());
-        } catch (Throwable t) {
-            return Uni.createFrom().failure(t);
-        }
-    }
-
     // Claims the key on a lease without blocking the event loop (through the reactive client, or else over JDBC on a
     // worker thread), then runs the method, back on the message's context, in a transaction that confirms the claim.
     private static Uni<Object> onLease(InvocationContext ic, Delivery delivery, Context context) {
-        return OnContext.resume(delivery.claim(), context, false).chain(run -> run ? attempt(ic) : Uni.createFrom().nullItem());
+        return OnContext.resume(delivery.claim(), context, false)
+                .chain(run -> run ? Attempts.attempt(ic) : Uni.createFrom().nullItem());
     }
 
     // A channel that cannot requeue one message (Kafka): a delivery to retry is retried here (RetryInPlace).
@@ -227,7 +219,7 @@ public class IdempotencyInterceptor {
         }
         Uni<Object> handled;
         try {
-            handled = toUni(ic.proceed());
+            handled = Attempts.toUni(ic.proceed());
         } catch (Throwable t) {
             return failing(delivery.failed(t));
         }
@@ -272,7 +264,7 @@ public class IdempotencyInterceptor {
         ic.setParameters(parameters);
         Uni<Object> handled;
         try {
-            handled = toUni(ic.proceed());
+            handled = Attempts.toUni(ic.proceed());
         } catch (Throwable t) {
             return delivery.failed(t).subscribeAsCompletionStage().thenCompose(message::nack);
         }
@@ -286,16 +278,5 @@ public class IdempotencyInterceptor {
     /** @return a failure with the delivery's outcome, once its failed attempt is settled */
     private static <T> Uni<T> failing(Uni<IdempotencyException> outcome) {
         return outcome.onItem().transformToUni(e -> Uni.createFrom().failure(e));
-    }
-
-    @SuppressWarnings("unchecked")
-    static Uni<Object> toUni(Object returned) {
-        if (returned instanceof Uni<?> uni) {
-            return (Uni<Object>) uni;
-        }
-        if (returned instanceof CompletionStage<?> stage) {
-            return Uni.createFrom().completionStage((CompletionStage<Object>) stage);
-        }
-        return Uni.createFrom().item(returned);
     }
 }

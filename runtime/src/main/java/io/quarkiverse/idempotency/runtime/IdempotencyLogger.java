@@ -37,7 +37,7 @@ public interface IdempotencyLogger extends BasicLogger {
     @LogMessage(level = WARN)
     @Message(id = 1001, value = "quarkus.idempotency.store is 'memory' in production: every process remembers only its own"
             + " keys, so a message redelivered to another instance (or after a restart) is handled again. Add"
-            + " quarkus-hibernate-orm-panache and a datasource and set quarkus.idempotency.store=database")
+            + " quarkus-jdbc-postgresql (with or without Hibernate ORM) and set quarkus.idempotency.store=database")
     void memoryStoreInProduction();
 
     @LogMessage(level = WARN)

@@ -57,9 +57,9 @@ public class IdempotencyRecorder {
 
     /** Why the memory store is refused in production when nobody chose it. */
     static final String MEMORY_STORE_REFUSED = "The idempotency keys would live in this process's memory in production:"
-            + " the application has no database for them (Hibernate ORM with a PostgreSQL datasource, or the reactive"
-            + " PostgreSQL client), so every instance would remember only its own keys, and a message redelivered to"
-            + " another instance, or after a restart, would be handled again. Add quarkus-hibernate-orm-panache and"
-            + " quarkus-jdbc-postgresql (keys in a table shared by every instance), or choose the memory store with"
+            + " the application has no database for them (a PostgreSQL JDBC datasource, with or without Hibernate ORM,"
+            + " or the reactive PostgreSQL client), so every instance would remember only its own keys, and a message"
+            + " redelivered to another instance, or after a restart, would be handled again. Add quarkus-jdbc-postgresql"
+            + " (keys in a table shared by every instance), or choose the memory store with"
             + " quarkus.idempotency.store=memory";
 }

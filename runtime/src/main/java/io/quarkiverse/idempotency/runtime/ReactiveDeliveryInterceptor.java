@@ -29,8 +29,11 @@ public class ReactiveDeliveryInterceptor {
 
     /** Just inside {@code @WithTransaction} (PLATFORM_BEFORE + 200), so that its transaction is open here. */
     public static final int PRIORITY = Interceptor.Priority.PLATFORM_BEFORE + 210;
-    /** Where the outer interceptor leaves the delivery of a {@code @WithTransaction} method for this one. */
-    static final String DELIVERY = Delivery.class.getName() + ".reactive";
+    /**
+     * Where the outer interceptor leaves the delivery of a {@code @WithTransaction} method for this one. A constant, so
+     * that the outer one never loads this class, which needs Hibernate Reactive (a native image would initialize it).
+     */
+    static final String DELIVERY = "io.quarkiverse.idempotency.runtime.Delivery.reactive";
 
     private final SessionKeys keys;
 
@@ -64,7 +67,7 @@ public class ReactiveDeliveryInterceptor {
             // claimed on a lease before this transaction (a redelivery, or a dead owner's claim taken over): the
             // handler runs, and the claim is confirmed in its transaction; a failure rolls the transaction back, and
             // the outer interceptor counts it
-            return IdempotencyInterceptor.attempt(ic).call(() -> delivery.confirmInTransaction(transaction)
+            return Attempts.attempt(ic).call(() -> delivery.confirmInTransaction(transaction)
                     .invoke(confirmed -> {
                         if (!confirmed) {
                             throw new ClaimLostException(delivery.key()); // taken over: this run's work must not commit
@@ -73,6 +76,6 @@ public class ReactiveDeliveryInterceptor {
         }
         // the handler runs for a new key; a duplicate, or a dead owner's claim to take over first, ends the transaction
         return delivery.claimInTransaction(transaction,
-                run -> run ? IdempotencyInterceptor.attempt(ic) : Uni.createFrom().nullItem());
+                run -> run ? Attempts.attempt(ic) : Uni.createFrom().nullItem());
     }
 }

@@ -30,8 +30,11 @@ public class TransactionalDeliveryInterceptor {
 
     /** Just inside {@code @Transactional} (PLATFORM_BEFORE + 200), so the transaction is active here. */
     public static final int PRIORITY = Interceptor.Priority.PLATFORM_BEFORE + 210;
-    /** Where the outer interceptor leaves the delivery for this one, in the invocation context data. */
-    static final String DELIVERY = Delivery.class.getName();
+    /**
+     * Where the outer interceptor leaves the delivery for this one, in the invocation context data. A constant, so that
+     * the outer one never loads this class, which needs JTA.
+     */
+    static final String DELIVERY = "io.quarkiverse.idempotency.runtime.Delivery";
 
     private final TransactionSynchronizationRegistry registry;
     private final IdempotencyStore store;

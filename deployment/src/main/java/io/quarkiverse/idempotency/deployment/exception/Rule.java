@@ -103,9 +103,9 @@ public enum Rule {
     NOT_POSTGRESQL("The idempotency database store runs PostgreSQL's SQL, but its datasource is %s=%s",
             "use a PostgreSQL datasource, set quarkus.idempotency.store=memory for tests, or supply an"
                     + " IdempotencyStore bean"),
-    DATABASE_WITHOUT_ORM("quarkus.idempotency.store=database requires Quarkus Hibernate ORM",
-            "add quarkus-hibernate-orm-panache and a JDBC driver to the project dependencies, or set"
-                    + " quarkus.idempotency.store=memory"),
+    DATABASE_WITHOUT_DATASOURCE("quarkus.idempotency.store=database requires a PostgreSQL datasource",
+            "add quarkus-jdbc-postgresql (with Hibernate ORM or without: plain JDBC is enough), or Hibernate Reactive with"
+                    + " quarkus-reactive-pg-client, to the project dependencies; or set quarkus.idempotency.store=memory"),
     TRANSACTIONAL_WITHOUT_JDBC("@Idempotent method %s is @Transactional, but the application reaches its database"
             + " through the reactive PostgreSQL client only: there is no JTA datasource whose transaction its key could"
             + " join",

@@ -16,9 +16,10 @@ import io.quarkiverse.idempotency.deployment.exception.Rule;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * The database store selected in an application without Hibernate ORM fails the build and names the remedy.
+ * The database store selected in an application without any datasource (no JDBC driver, no Hibernate, no reactive
+ * client) fails the build and names the remedy.
  */
-class DatabaseStoreWithoutOrmTest {
+class DatabaseStoreWithoutDatasourceTest {
 
     @RegisterExtension
     static final QuarkusUnitTest APP = new QuarkusUnitTest()
@@ -35,13 +36,13 @@ class DatabaseStoreWithoutOrmTest {
                         return;
                     }
                 }
-                throw new AssertionError("expected rule DATABASE_WITHOUT_ORM broken, naming the remedy", t);
+                throw new AssertionError("expected rule DATABASE_WITHOUT_DATASOURCE broken, naming the remedy", t);
             });
 
     private static boolean broken(Throwable t) {
-        return t instanceof IdempotencyDefinitionException e && e.rule() == Rule.DATABASE_WITHOUT_ORM
-                && e.getMessage().contains("quarkus.idempotency.store=database requires Quarkus Hibernate ORM"
-                        + " [quarkus.idempotency.store]; add quarkus-hibernate-orm-panache");
+        return t instanceof IdempotencyDefinitionException e && e.rule() == Rule.DATABASE_WITHOUT_DATASOURCE
+                && e.getMessage().contains("quarkus.idempotency.store=database requires a PostgreSQL datasource"
+                        + " [quarkus.idempotency.store]; add quarkus-jdbc-postgresql (with Hibernate ORM or without");
     }
 
     @Test
