@@ -1,11 +1,5 @@
 package io.quarkiverse.idempotency.reactiveonly;
 
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
-import java.sql.Statement;
-import java.util.Map;
-
 import io.quarkiverse.idempotency.testing.TestServices;
 import io.quarkus.test.QuarkusUnitTest;
 
@@ -17,38 +11,19 @@ import io.quarkus.test.QuarkusUnitTest;
 final class ReactiveOnlyServices {
 
     static final String DATABASE = "reactive_only_test";
-    /** A system property: each application's class loader has a copy of this class, the JVM one set of properties. */
-    private static final String CREATED = "idempotency.reactive-only-tests.database-created";
 
     private ReactiveOnlyServices() {
     }
 
     /** @return the application with the module's configuration and the tests' servers */
     static QuarkusUnitTest configure(QuarkusUnitTest app) {
-        app.withConfigurationResource("application.properties");
-        settings().forEach(app::overrideConfigKey);
+        TestServices.Server db = TestServices.freshDatabase(DATABASE);
+        app.withConfigurationResource("application.properties")
+                .overrideConfigKey("quarkus.datasource.reactive.url",
+                        "postgresql://" + db.host() + ":" + db.port() + "/" + DATABASE)
+                .overrideConfigKey("quarkus.datasource.username", db.user())
+                .overrideConfigKey("quarkus.datasource.password", db.password());
+        TestServices.rabbitmqSettings().forEach(app::overrideConfigKey);
         return app;
-    }
-
-    private static synchronized Map<String, String> settings() {
-        TestServices.Server db = TestServices.postgres();
-        TestServices.Server broker = TestServices.rabbitmq();
-        if (System.getProperty(CREATED) == null) {
-            System.setProperty(CREATED, "true");
-            try (Connection c = DriverManager.getConnection(db.jdbcUrl("postgres"), db.user(), db.password());
-                    Statement statement = c.createStatement()) {
-                statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
-                statement.execute("CREATE DATABASE " + DATABASE);
-            } catch (SQLException e) {
-                throw new IllegalStateException("Could not create the database " + DATABASE, e);
-            }
-        }
-        return Map.of("quarkus.datasource.reactive.url", "postgresql://" + db.host() + ":" + db.port() + "/" + DATABASE,
-                "quarkus.datasource.username", db.user(),
-                "quarkus.datasource.password", db.password(),
-                "rabbitmq-host", broker.host(),
-                "rabbitmq-port", String.valueOf(broker.port()),
-                "rabbitmq-username", broker.user(),
-                "rabbitmq-password", broker.password());
     }
 }

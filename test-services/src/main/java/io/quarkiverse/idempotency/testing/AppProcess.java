@@ -5,6 +5,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -108,9 +109,7 @@ public final class AppProcess implements AutoCloseable {
         while (m.find()) {
             port = Integer.parseInt(m.group(1));
         }
-        HttpResponse<String> response = HttpClient.newHttpClient().send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/q/metrics")).build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = scrape(port);
         double sum = 0;
         for (String line : response.body().split("\n")) {
             if (!line.startsWith(name + "{")) {
@@ -125,6 +124,22 @@ public final class AppProcess implements AutoCloseable {
             }
         }
         return sum;
+    }
+
+    // Plain HTTP/1.1 (the client's default offer of an h2c upgrade is one more exchange that can stall), and a bound:
+    // a read that does not answer within it is tried once more, then fails in seconds rather than at the suite's
+    // timeout. (CI saw one scrape wait 30 minutes, until the process was stopped.)
+    private static HttpResponse<String> scrape(int port) throws IOException, InterruptedException {
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(10)).build();
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/q/metrics"))
+                .timeout(Duration.ofSeconds(30)).build();
+        try {
+            return client.send(request, HttpResponse.BodyHandlers.ofString());
+        } catch (HttpTimeoutException e) {
+            System.err.println("The metrics of the process on port " + port + " did not answer within 30 s; again");
+            return client.send(request, HttpResponse.BodyHandlers.ofString());
+        }
     }
 
     public String logText() throws IOException {

@@ -5,6 +5,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import java.util.Map;
 
 import org.testcontainers.kafka.KafkaContainer;
 import org.testcontainers.postgresql.PostgreSQLContainer;
@@ -54,6 +55,37 @@ public final class TestServices {
                     : startPostgres();
         }
         return postgres;
+    }
+
+    /**
+     * Creates a database afresh on the tests' PostgreSQL, once per test JVM: a system property remembers it, since each
+     * application a test builds loads its own copy of the test's classes while the JVM has one set of properties.
+     *
+     * @return the PostgreSQL it is on
+     */
+    public static synchronized Server freshDatabase(String name) {
+        Server db = postgres();
+        String created = "idempotency.tests.database-created." + name;
+        if (System.getProperty(created) == null) {
+            System.setProperty(created, "true");
+            try (Connection c = DriverManager.getConnection(db.jdbcUrl("postgres"), db.user(), db.password());
+                    Statement statement = c.createStatement()) {
+                statement.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+                statement.execute("CREATE DATABASE " + name);
+            } catch (SQLException e) {
+                throw new IllegalStateException("Could not create the database " + name, e);
+            }
+        }
+        return db;
+    }
+
+    /** @return an application's settings that reach the tests' RabbitMQ ({@code rabbitmq-host} and the like) */
+    public static Map<String, String> rabbitmqSettings() {
+        Server broker = rabbitmq();
+        return Map.of("rabbitmq-host", broker.host(),
+                "rabbitmq-port", String.valueOf(broker.port()),
+                "rabbitmq-username", broker.user(),
+                "rabbitmq-password", broker.password());
     }
 
     /** @return the RabbitMQ of the tests, started on first use when none is configured */
