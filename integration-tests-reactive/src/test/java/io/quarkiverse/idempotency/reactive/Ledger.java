@@ -74,6 +74,23 @@ public final class Ledger {
         return count("SELECT count(*) FROM idempotency_record WHERE scope = 'payments' AND state = 'CLAIMED'");
     }
 
+    /**
+     * Holds the keys table against writes until the returned connection is closed (its transaction then rolls back):
+     * statements that write keys wait for it, reads go on.
+     */
+    public static Connection holdKeysAgainstWrites() {
+        try {
+            Connection c = connect();
+            c.setAutoCommit(false);
+            try (PreparedStatement ps = c.prepareStatement("LOCK TABLE idempotency_record IN EXCLUSIVE MODE")) {
+                ps.execute();
+            }
+            return c;
+        } catch (SQLException e) {
+            throw new IllegalStateException("LOCK TABLE idempotency_record", e);
+        }
+    }
+
     private static long count(String sql, String... parameters) {
         String value = text(sql, parameters);
         return value == null ? 0 : Long.parseLong(value);
