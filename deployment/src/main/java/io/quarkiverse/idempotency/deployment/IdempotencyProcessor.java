@@ -47,6 +47,7 @@ import io.quarkiverse.idempotency.runtime.TransactionalDeliveryInterceptor;
 import io.quarkiverse.idempotency.runtime.WorkerId;
 import io.quarkiverse.idempotency.runtime.health.IdempotencyStoreHealthCheck;
 import io.quarkiverse.idempotency.runtime.micrometer.MicrometerIdempotencyMetrics;
+import io.quarkiverse.idempotency.runtime.opentelemetry.OpenTelemetryDeliveryTracing;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.AnnotationsTransformerBuildItem;
 import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
@@ -128,6 +129,9 @@ class IdempotencyProcessor {
         if (config.metrics().enabled() && metrics.isPresent()
                 && metrics.get().metricsSupported(MetricsFactory.MICROMETER)) {
             beans.produce(AdditionalBeanBuildItem.unremovableOf(MicrometerIdempotencyMetrics.class));
+        }
+        if (config.tracing().enabled() && capabilities.isPresent(Capability.OPENTELEMETRY_TRACER)) {
+            beans.produce(AdditionalBeanBuildItem.unremovableOf(OpenTelemetryDeliveryTracing.class));
         }
         if (capabilities.isPresent(Capability.TRANSACTIONS)) {
             beans.produce(AdditionalBeanBuildItem.unremovableOf(TransactionalDeliveryInterceptor.class));

@@ -13,12 +13,16 @@ import io.quarkiverse.idempotency.MessageFacts;
  */
 final class Arrival {
 
-    /** A delivery whose message is not known (tests, and calls without a message). */
-    static final Arrival UNKNOWN = new Arrival(MessageFacts.NONE, null, List.of());
+    /** @return a delivery's message that is not known (tests, and calls without a message) */
+    static Arrival unknown() {
+        return new Arrival(MessageFacts.NONE, null, List.of());
+    }
 
     private final MessageFacts facts;
     private final Message<?> message;
     private final List<ConnectorSupport> connectors;
+    /** Where this message comes from, once its key was found confirmed. */
+    private volatile DuplicateOrigin origin;
 
     Arrival(MessageFacts facts, Message<?> message, List<ConnectorSupport> connectors) {
         this.facts = facts;
@@ -37,7 +41,16 @@ final class Arrival {
      *         (RabbitMQ's {@code redelivered}); else the same id is the same message read again
      */
     DuplicateOrigin originOf(MessageFacts seen) {
-        String id = facts.messageId();
+        origin = origin(facts.messageId(), seen);
+        return origin;
+    }
+
+    /** @return where this message comes from, once {@link #originOf} was asked; else {@code null} */
+    DuplicateOrigin origin() {
+        return origin;
+    }
+
+    private DuplicateOrigin origin(String id, MessageFacts seen) {
         if (id != null && seen.messageId() != null && !id.equals(seen.messageId())) {
             return DuplicateOrigin.REPUBLISH;
         }

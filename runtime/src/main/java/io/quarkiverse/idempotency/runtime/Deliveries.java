@@ -44,9 +44,9 @@ public class Deliveries {
 
     @Inject
     public Deliveries(IdempotencyStore store, IdempotentMethods methods, MessageIdKey messageIds,
-            IdempotencyMetrics metrics, IdempotencyConfig config, WorkerId worker, Vertx vertx,
-            @All List<ConnectorSupport> connectors, NonBlockingStore nonBlocking) {
-        this.report = new DeliveryReport(metrics, messageIds,
+            IdempotencyMetrics metrics, DeliveryTracing tracing, IdempotencyConfig config, WorkerId worker,
+            Vertx vertx, @All List<ConnectorSupport> connectors, NonBlockingStore nonBlocking) {
+        this.report = new DeliveryReport(metrics, tracing, messageIds,
                 LaunchMode.current() == LaunchMode.DEVELOPMENT ? new OutcomeHistory() : null);
         this.messageIds = messageIds;
         this.connectors = List.copyOf(connectors);
@@ -181,7 +181,7 @@ public class Deliveries {
             Throwable cause) {
         String message = "Rejecting message " + report.describeId(metadata) + " of " + plan.description() + ": " + why
                 + "; it is dead-lettered, not retried";
-        report.keyMissing(channel, message);
+        report.keyMissing(channel, metadata, message, cause);
         return new KeyMissingException(message, cause);
     }
 

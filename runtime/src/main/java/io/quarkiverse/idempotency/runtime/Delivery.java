@@ -44,7 +44,7 @@ public final class Delivery implements DeliveryView {
     Delivery(DeliveryContext context, KeyCalls calls, MethodPlan plan, String channel, ScopedKey key,
             Metadata metadata, Arrival arrival, ScopedKey previousKey) {
         this.context = context;
-        this.target = new DeliveryTarget(plan, plan.policy(channel), channel, key, metadata);
+        this.target = new DeliveryTarget(plan, plan.policy(channel), channel, key, metadata, System.nanoTime());
         this.arrival = arrival;
         this.record = new KeyRecord(context, calls, key, previousKey, target.policy(), arrival.facts());
     }
@@ -165,10 +165,7 @@ public final class Delivery implements DeliveryView {
         }
     }
 
-    /**
-     * Confirms a lease-mode claim in the handler's active transaction, so that the work and the key commit together;
-     * {@code false} when the claim was taken over: the caller rolls the transaction back.
-     */
+    /** Confirms a lease-mode claim in the handler's transaction; {@code false} when taken over: it rolls back. */
     Uni<Boolean> confirmInTransaction(TransactionKeys transaction) {
         return record.confirmInTransaction(transaction).onItemOrFailure().transformToUni((confirmed, e) -> {
             if (e != null) {
@@ -274,11 +271,9 @@ public final class Delivery implements DeliveryView {
     private Uni<IdempotencyException> countFailure(Throwable failure) {
         return record.countFailure(String.valueOf(failure)).onItemOrFailure().transformToUni((counted, e) -> {
             synchronized (this) {
-                if (state.ended()) {
-                    // abandoned meanwhile: it ended once, as that
+                if (state.ended()) { // abandoned meanwhile: it ended once, as that
                     return now(answer != null ? answer
-                            : Verdict.notCounted(target, failedBefore, context.requeueDelay(),
-                                    failure));
+                            : Verdict.notCounted(target, failedBefore, context.requeueDelay(), failure));
                 }
                 if (e != null) {
                     // never decided on a guess: a store that cannot count never spends the budget
@@ -326,6 +321,11 @@ public final class Delivery implements DeliveryView {
     @Override
     public DeliveryTarget target() {
         return target;
+    }
+
+    @Override
+    public DuplicateOrigin duplicateOrigin() {
+        return arrival.origin();
     }
 
     @Override

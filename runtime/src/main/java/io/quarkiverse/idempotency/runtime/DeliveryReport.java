@@ -25,6 +25,7 @@ final class DeliveryReport implements DeliveryListener {
     static final IdempotencyLogger LOG = IdempotencyLogger.of("io.quarkiverse.idempotency.delivery");
 
     private final IdempotencyMetrics metrics;
+    private final DeliveryTracing tracing;
     private final MessageIdKey messageIds;
     private static final int MISMATCHES_REMEMBERED = 10_000;
 
@@ -36,8 +37,10 @@ final class DeliveryReport implements DeliveryListener {
     /** The outcomes of the last hour, for the Dev UI; {@code null} outside dev mode. */
     private final OutcomeHistory history;
 
-    DeliveryReport(IdempotencyMetrics metrics, MessageIdKey messageIds, OutcomeHistory history) {
+    DeliveryReport(IdempotencyMetrics metrics, DeliveryTracing tracing, MessageIdKey messageIds,
+            OutcomeHistory history) {
         this.metrics = metrics;
+        this.tracing = tracing;
         this.messageIds = messageIds;
         this.history = history;
     }
@@ -99,6 +102,7 @@ final class DeliveryReport implements DeliveryListener {
         DeliveryState state = delivery.state();
         if (state.outcome() != null) {
             metrics.delivery(delivery.target().channel(), state.outcome());
+            tracing.ended(delivery, cause);
         }
         if (history != null) {
             switch (state) {
@@ -161,8 +165,9 @@ final class DeliveryReport implements DeliveryListener {
     }
 
     /** Counts and logs (bounded) a message whose key could not be computed: it is dead-lettered. */
-    void keyMissing(String channel, String message) {
+    void keyMissing(String channel, Metadata metadata, String message, Throwable cause) {
         metrics.delivery(channel, Outcome.KEY_MISSING);
+        tracing.rejected(channel, Outcome.KEY_MISSING, metadata, message, cause);
         String suffix = logs.admit("key-missing:" + channel);
         if (suffix != null) {
             LOG.keyMissing(message, suffix);
@@ -172,6 +177,7 @@ final class DeliveryReport implements DeliveryListener {
     /** Counts and logs (bounded) a message whose payload could not be converted for its method. */
     void unreadable(String channel, Metadata metadata, Throwable cause) {
         metrics.delivery(channel, Outcome.UNREADABLE);
+        tracing.rejected(channel, Outcome.UNREADABLE, metadata, String.valueOf(cause), cause);
         String suffix = logs.admit("unreadable:" + channel);
         if (suffix != null) {
             LOG.unreadable(describeId(metadata), channel, cause, suffix);

@@ -13,6 +13,8 @@ import io.quarkiverse.idempotency.ScopedKey;
  * @param channel the channel that delivered the message (or the programmatic form's scope)
  * @param key the key, under its scope
  * @param metadata the message's metadata
+ * @param startedNanos when the delivery started, as {@link System#nanoTime()} read it
  */
-public record DeliveryTarget(MethodPlan plan, DeliveryPolicy policy, String channel, ScopedKey key, Metadata metadata) {
+public record DeliveryTarget(MethodPlan plan, DeliveryPolicy policy, String channel, ScopedKey key, Metadata metadata,
+        long startedNanos) {
 }

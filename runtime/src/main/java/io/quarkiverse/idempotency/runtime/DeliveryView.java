@@ -18,6 +18,9 @@ public interface DeliveryView {
 
     DeliveryState state();
 
+    /** @return where the message comes from, once its key was found confirmed; else {@code null} */
+    DuplicateOrigin duplicateOrigin();
+
     /** @return what the message is nacked with, once the delivery ended that way; else {@code null} */
     IdempotencyException answer();
 

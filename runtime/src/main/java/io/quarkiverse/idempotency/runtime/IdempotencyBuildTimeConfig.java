@@ -44,6 +44,11 @@ public interface IdempotencyBuildTimeConfig {
     Metrics metrics();
 
     /**
+     * Deliveries on the trace.
+     */
+    Tracing tracing();
+
+    /**
      * The store's readiness check.
      */
     interface Health {
@@ -63,6 +68,22 @@ public interface IdempotencyBuildTimeConfig {
 
         /**
          * Whether the extension's meters are registered, when the application has Micrometer.
+         */
+        @WithDefault("true")
+        boolean enabled();
+    }
+
+    /**
+     * Deliveries on the trace.
+     */
+    interface Tracing {
+
+        /**
+         * Whether each delivery's outcome is recorded as a span, when the application has OpenTelemetry tracing
+         * ({@code quarkus-opentelemetry}): a span per delivery named after its channel ({@code orders idempotency}
+         * for the channel {@code orders}), a child of the message's consumer span, with the outcome, the key (as
+         * stored: a digest under {@code key-storage=digest}), a duplicate's origin, a failed attempt's number and
+         * budget, and the failure. Without OpenTelemetry nothing is recorded and nothing is paid.
          */
         @WithDefault("true")
         boolean enabled();

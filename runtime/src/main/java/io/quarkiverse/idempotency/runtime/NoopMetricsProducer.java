@@ -6,7 +6,7 @@ import jakarta.inject.Singleton;
 import io.quarkus.arc.DefaultBean;
 
 /**
- * Records nothing, unless Micrometer's implementation is registered.
+ * Records nothing, unless Micrometer's implementation is registered; traces nothing, unless OpenTelemetry's is.
  */
 @Singleton
 public class NoopMetricsProducer {
@@ -16,5 +16,12 @@ public class NoopMetricsProducer {
     @DefaultBean
     IdempotencyMetrics noop() {
         return IdempotencyMetrics.NOOP;
+    }
+
+    @Produces
+    @Singleton
+    @DefaultBean
+    DeliveryTracing noTracing() {
+        return DeliveryTracing.NONE;
     }
 }

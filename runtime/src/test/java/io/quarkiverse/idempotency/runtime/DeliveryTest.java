@@ -74,7 +74,7 @@ class DeliveryTest {
     }
 
     Delivery delivery(IdempotencyMode mode) {
-        return delivery(mode, POLICY, Arrival.UNKNOWN, null);
+        return delivery(mode, POLICY, Arrival.unknown(), null);
     }
 
     Delivery delivery(IdempotencyMode mode, DeliveryPolicy policy, Arrival arrival, ScopedKey previousKey) {
@@ -542,7 +542,7 @@ class DeliveryTest {
             true);
 
     Delivery committingAsynchronously(IdempotencyMode mode) {
-        return delivery(mode, ASYNCHRONOUS, Arrival.UNKNOWN, null);
+        return delivery(mode, ASYNCHRONOUS, Arrival.unknown(), null);
     }
 
     @Test
