@@ -56,11 +56,12 @@ class DeliverySpansTest {
     @Test
     void aHandledMessageAndItsDuplicateEachGetASpanUnderTheirConsumerSpan() {
         broker.publish(QUEUE, "m-t1", RabbitQueues.payment("T-1", ""));
-        SpanData handled = await().atMost(WAIT).until(() -> span("traced-payments:m-t1", "handled"), Optional::isPresent)
+        SpanData handled = await().atMost(WAIT)
+                .until(() -> TracedApps.span("traced-payments:m-t1", "handled"), Optional::isPresent)
                 .get();
         broker.publish(QUEUE, "m-t1", RabbitQueues.payment("T-1", ""));
         SpanData duplicate = await().atMost(WAIT)
-                .until(() -> span("traced-payments:m-t1", "duplicate"), Optional::isPresent).get();
+                .until(() -> TracedApps.span("traced-payments:m-t1", "duplicate"), Optional::isPresent).get();
 
         assertEquals("traced-payments idempotency", handled.getName());
         assertEquals(SpanKind.INTERNAL, handled.getKind());
@@ -80,9 +81,9 @@ class DeliverySpansTest {
     @Test
     void aFailingMessageShowsEachAttemptThenItsDeadLetter() {
         broker.publish(QUEUE, "m-t2", RabbitQueues.payment("T-2", "\"failures\": 99"));
-        SpanData dead = await().atMost(WAIT).until(() -> span("traced-payments:m-t2", "dead-lettered"),
+        SpanData dead = await().atMost(WAIT).until(() -> TracedApps.span("traced-payments:m-t2", "dead-lettered"),
                 Optional::isPresent).get();
-        SpanData retried = span("traced-payments:m-t2", "retried").orElseThrow();
+        SpanData retried = TracedApps.span("traced-payments:m-t2", "retried").orElseThrow();
 
         assertEquals(1L, retried.getAttributes().get(OpenTelemetryDeliveryTracing.ATTEMPT));
         assertEquals(2L, retried.getAttributes().get(OpenTelemetryDeliveryTracing.MAX_ATTEMPTS));
@@ -106,13 +107,6 @@ class DeliverySpansTest {
         assertEquals(StatusCode.ERROR, keyless.getStatus().getStatusCode());
         assertTrue(keyless.getAttributes().get(OpenTelemetryDeliveryTracing.REASON).contains("found no key"));
         assertNotNull(byId(keyless.getParentSpanId()), "under its consumer span");
-    }
-
-    static Optional<SpanData> span(String key, String outcome) {
-        return TracedApps.SPANS.getFinishedSpanItems().stream()
-                .filter(s -> key.equals(s.getAttributes().get(OpenTelemetryDeliveryTracing.KEY)))
-                .filter(s -> outcome.equals(s.getAttributes().get(OpenTelemetryDeliveryTracing.OUTCOME)))
-                .findFirst();
     }
 
     private static SpanData byId(String spanId) {

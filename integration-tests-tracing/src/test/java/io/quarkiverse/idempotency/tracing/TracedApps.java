@@ -1,10 +1,14 @@
 package io.quarkiverse.idempotency.tracing;
 
+import java.util.Optional;
+
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
 
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
+import io.quarkiverse.idempotency.runtime.opentelemetry.OpenTelemetryDeliveryTracing;
 import io.quarkiverse.idempotency.testing.TestServices;
 import io.quarkus.test.QuarkusUnitTest;
 
@@ -27,6 +31,14 @@ final class TracedApps {
                 .overrideConfigKey("quarkus.otel.bsp.schedule.delay", "50ms");
         TestServices.rabbitmqSettings().forEach(app::overrideConfigKey);
         return app;
+    }
+
+    /** @return the first span finished for a key with an outcome */
+    static Optional<SpanData> span(String key, String outcome) {
+        return SPANS.getFinishedSpanItems().stream()
+                .filter(s -> key.equals(s.getAttributes().get(OpenTelemetryDeliveryTracing.KEY)))
+                .filter(s -> outcome.equals(s.getAttributes().get(OpenTelemetryDeliveryTracing.OUTCOME)))
+                .findFirst();
     }
 
     /** Hands the application's spans to {@link #SPANS}. */
