@@ -87,17 +87,18 @@ class DuplicatesTest extends BrokerTestSupport {
         double redeliveries = duplicates("redelivery", "unknown");
         double busy = deliveries("busy");
         String id = "m-" + UUID.randomUUID();
-        // another process holds the key on a live lease, for the message with the same id (its fingerprint unknown)
+        // another process holds the key on a live lease, for the message with the same id (its fingerprint unknown);
+        // a lease long enough that the copy, requeued for a third of the channel's lease (10 s), never meets it run out
         Ledger.execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by, recorded_at, lease_until,"
                 + " expires_at, attempts, message_id) VALUES ('payments:charge:" + order(3)
                 + "', 'payments', 'CLAIMED', 'elsewhere#1', now(),"
-                + " now() + interval '5 seconds', now() + interval '1 day', 0, '" + id + "')");
+                + " now() + interval '60 seconds', now() + interval '1 day', 0, '" + id + "')");
         broker.publishToQueue(id, Broker.payment(order(3), 300));
         // busy: the extension requeues it; meanwhile the holder confirms the key
         await().atMost(Duration.ofSeconds(10)).until(() -> deliveries("busy") - busy == 1);
         Ledger.execute("UPDATE idempotency_record SET state = 'CONFIRMED', lease_until = NULL, recorded_at = now()"
                 + " WHERE scoped_key = 'payments:charge:" + order(3) + "'");
-        await().atMost(Duration.ofSeconds(20)).until(() -> duplicates("redelivery", "unknown") - redeliveries == 1
+        await().atMost(Duration.ofSeconds(40)).until(() -> duplicates("redelivery", "unknown") - redeliveries == 1
                 && broker.ready(Broker.QUEUE) == 0);
         assertEquals(0, Ledger.charges(order(3)), "the holder did the work; the redelivery did not run");
     }

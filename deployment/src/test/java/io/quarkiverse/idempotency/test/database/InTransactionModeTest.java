@@ -175,7 +175,9 @@ class InTransactionModeTest {
                 Duration.ofHours(1)));
         long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         assertEquals(ClaimResult.BUSY, second.result());
-        assertTrue(tookMillis < 2_000, "answered in " + tookMillis + " ms, without waiting for the holder");
+        // the holder keeps its transaction open 30 s: an answer within half of that did not wait for it (a bound, not a
+        // speed target: a loaded machine may take seconds to open a transaction)
+        assertTrue(tookMillis < 15_000, "answered in " + tookMillis + " ms, without waiting for the holder");
         assertEquals("0", sql().query("SELECT count(*)::text FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
                 + " AND datname = current_database()"), "nobody waits on a lock");
         release.countDown();

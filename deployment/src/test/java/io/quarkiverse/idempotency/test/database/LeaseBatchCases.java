@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -36,14 +38,21 @@ import io.quarkiverse.idempotency.test.support.Sql;
 
 /**
  * Lease-mode claims and confirms of concurrent deliveries sharing one statement and one commit, on the real PostgreSQL.
- * A trigger holds the first statement (a key containing {@code slow} sleeps a second), so that the requests made
- * meanwhile wait and then go as one batch, whose membership the test therefore knows; a key containing {@code poison}
- * makes its statement fail.
+ * A trigger holds the first statement until the test opens its gate (a key containing {@code slow} waits for the
+ * advisory lock the test holds, {@link #FIRST}), so that the requests made meanwhile wait and then go as one batch,
+ * whose membership the test therefore knows, however slowly the machine runs; a key containing {@code slow-} waits at
+ * a second gate ({@link #SECOND}), which holds that batch in its statement; a key containing {@code poison} makes its
+ * statement fail.
  */
 abstract class LeaseBatchCases {
 
     static final Duration LEASE = Duration.ofSeconds(30);
     static final Duration RETENTION = Duration.ofMinutes(10);
+    /** The gate of the statements of keys containing {@code slow} (not {@code slow-}): an advisory lock's id. */
+    static final long FIRST = 4242;
+    /** The gate of the statements of keys containing {@code slow-}. */
+    static final long SECOND = 4243;
+    static final Duration WAIT = Duration.ofSeconds(30);
 
     @Inject
     DatabaseIdempotencyStore store;
@@ -64,7 +73,8 @@ abstract class LeaseBatchCases {
         pool = Executors.newCachedThreadPool();
         sql().execute("TRUNCATE " + table());
         sql().execute("CREATE OR REPLACE FUNCTION lease_batch_fault() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
-                + " IF NEW.scoped_key LIKE '%slow%' THEN PERFORM pg_sleep(1); END IF;"
+                + " IF NEW.scoped_key LIKE '%slow-%' THEN PERFORM pg_advisory_xact_lock_shared(" + SECOND + ");"
+                + " ELSIF NEW.scoped_key LIKE '%slow%' THEN PERFORM pg_advisory_xact_lock_shared(" + FIRST + "); END IF;"
                 + " IF NEW.scoped_key LIKE '%poison%' THEN RAISE EXCEPTION 'poisoned statement'; END IF;"
                 + " RETURN NEW; END $f$");
         sql().execute("DROP TRIGGER IF EXISTS lease_batch_fault ON " + table());
@@ -100,14 +110,17 @@ abstract class LeaseBatchCases {
         Thread.sleep(20); // its lease of a millisecond has run out
 
         long[] before = store.leaseBatchStatistics();
-        Future<Claim> slow = submit(() -> store.claim(key("slow"), "s", LEASE, RETENTION));
-        awaitRunning(slow);
+        Future<Claim> slow;
         Map<String, Future<Claim>> asked = new LinkedHashMap<>();
-        for (String k : List.of("new", "done", "held", "dead", "failed", "lapsed", "twice", "twice")) {
-            asked.put(k + "#" + asked.size(), submit(() -> store.claim(key(k), "b-" + k, LEASE, RETENTION,
-                    new MessageFacts("m-" + k, "fp-" + k))));
+        try (Gate first = new Gate(FIRST)) {
+            slow = submit(() -> store.claim(key("slow"), "s", LEASE, RETENTION));
+            awaitRunning(slow);
+            for (String k : List.of("new", "done", "held", "dead", "failed", "lapsed", "twice", "twice")) {
+                asked.put(k + "#" + asked.size(), submit(() -> store.claim(key(k), "b-" + k, LEASE, RETENTION,
+                        new MessageFacts("m-" + k, "fp-" + k))));
+            }
+            await().atMost(WAIT).until(() -> store.leaseBatchesWaiting()[0] == 8);
         }
-        await().atMost(Duration.ofSeconds(5)).until(() -> store.leaseBatchesWaiting()[0] == 8);
         assertEquals(ClaimResult.NEW, slow.get().result());
         Map<String, Claim> answers = new LinkedHashMap<>();
         for (Map.Entry<String, Future<Claim>> e : asked.entrySet()) {
@@ -157,13 +170,20 @@ abstract class LeaseBatchCases {
         claimed("c3", "t3");
         claimed("slow", "s");
         long[] before = store.leaseBatchStatistics();
-        Future<Boolean> slow = submit(() -> store.confirm(key("slow"), "s", RETENTION));
-        awaitRunning(slow);
-        Future<Boolean> c1 = submit(() -> store.confirm(key("c1"), "t1", RETENTION));
-        Future<Boolean> c2 = submit(() -> store.confirm(key("c2"), "not-its-token", RETENTION));
-        Future<Boolean> c3 = submit(() -> store.confirm(key("c3"), "t3", RETENTION));
-        Future<Boolean> c1Stale = submit(() -> store.confirm(key("c1"), "taken-over", RETENTION));
-        await().atMost(Duration.ofSeconds(5)).until(() -> store.leaseBatchesWaiting()[1] == 4);
+        Future<Boolean> slow;
+        Future<Boolean> c1;
+        Future<Boolean> c2;
+        Future<Boolean> c3;
+        Future<Boolean> c1Stale;
+        try (Gate first = new Gate(FIRST)) {
+            slow = submit(() -> store.confirm(key("slow"), "s", RETENTION));
+            awaitRunning(slow);
+            c1 = submit(() -> store.confirm(key("c1"), "t1", RETENTION));
+            c2 = submit(() -> store.confirm(key("c2"), "not-its-token", RETENTION));
+            c3 = submit(() -> store.confirm(key("c3"), "t3", RETENTION));
+            c1Stale = submit(() -> store.confirm(key("c1"), "taken-over", RETENTION));
+            await().atMost(WAIT).until(() -> store.leaseBatchesWaiting()[1] == 4);
+        }
         assertTrue(slow.get());
         assertTrue(c1.get());
         assertFalse(c2.get(), "a claim that is not this token's is not confirmed");
@@ -182,13 +202,16 @@ abstract class LeaseBatchCases {
      */
     @Test
     void aFailedStatementFailsExactlyItsBatch() throws Exception {
-        Future<Claim> slow = submit(() -> store.claim(key("slow"), "s", LEASE, RETENTION));
-        awaitRunning(slow);
+        Future<Claim> slow;
         List<Future<Claim>> batch = new ArrayList<>();
-        for (String k : List.of("a", "b", "poison", "c")) {
-            batch.add(submit(() -> store.claim(key(k), "t-" + k, LEASE, RETENTION)));
+        try (Gate first = new Gate(FIRST)) {
+            slow = submit(() -> store.claim(key("slow"), "s", LEASE, RETENTION));
+            awaitRunning(slow);
+            for (String k : List.of("a", "b", "poison", "c")) {
+                batch.add(submit(() -> store.claim(key(k), "t-" + k, LEASE, RETENTION)));
+            }
+            await().atMost(WAIT).until(() -> store.leaseBatchesWaiting()[0] == 4);
         }
-        await().atMost(Duration.ofSeconds(5)).until(() -> store.leaseBatchesWaiting()[0] == 4);
         assertEquals(ClaimResult.NEW, slow.get().result(), "the batch before");
         for (Future<Claim> f : batch) {
             ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, f::get);
@@ -207,19 +230,23 @@ abstract class LeaseBatchCases {
      */
     @Test
     void aBatchWhoseSessionDiesLeavesNothingBehind() throws Exception {
-        Future<Claim> slow = submit(() -> store.claim(key("slow"), "s", LEASE, RETENTION));
-        awaitRunning(slow);
         List<Future<Claim>> batch = new ArrayList<>();
-        for (String k : List.of("slow-a", "slow-b", "slow-c")) {
-            batch.add(submit(() -> store.claim(key(k), "t-" + k, LEASE, RETENTION)));
+        try (Gate second = new Gate(SECOND)) {
+            Future<Claim> slow;
+            try (Gate first = new Gate(FIRST)) {
+                slow = submit(() -> store.claim(key("slow"), "s", LEASE, RETENTION));
+                awaitRunning(slow);
+                for (String k : List.of("slow-a", "slow-b", "slow-c")) {
+                    batch.add(submit(() -> store.claim(key(k), "t-" + k, LEASE, RETENTION)));
+                }
+                await().atMost(WAIT).until(() -> store.leaseBatchesWaiting()[0] == 3);
+            }
+            assertEquals(ClaimResult.NEW, slow.get().result());
+            // the batch of three is now in its statement, held at the second gate: kill its session
+            awaitBatchAtSecondGate();
+            sql().execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%unnest%'"
+                    + " AND state = 'active' AND pid <> pg_backend_pid()");
         }
-        await().atMost(Duration.ofSeconds(5)).until(() -> store.leaseBatchesWaiting()[0] == 3);
-        assertEquals(ClaimResult.NEW, slow.get().result());
-        // the batch of three is now in its statement, sleeping in the trigger: kill its session
-        await().atMost(Duration.ofSeconds(5)).until(() -> "1".equals(sql().query("SELECT count(*)::text FROM"
-                + " pg_stat_activity WHERE query LIKE '%unnest%' AND state = 'active' AND pid <> pg_backend_pid()")));
-        sql().execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%unnest%'"
-                + " AND state = 'active' AND pid <> pg_backend_pid()");
         for (Future<Claim> f : batch) {
             ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, f::get);
             assertInstanceOf(IllegalStateException.class, e.getCause());
@@ -251,10 +278,43 @@ abstract class LeaseBatchCases {
         return pool.submit(call);
     }
 
-    // the leading request is in its statement (sleeping in the trigger) once the database shows it
+    // the leading request is in its statement (held at the first gate) once the database shows it waiting there
     void awaitRunning(Future<?> leader) {
-        await().atMost(Duration.ofSeconds(5)).until(() -> leader.isDone() || "1".equals(sql().query(
-                "SELECT count(*)::text FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()")));
+        await().atMost(WAIT).until(() -> leader.isDone() || "1".equals(sql().query("SELECT count(*)::text FROM"
+                + " pg_stat_activity WHERE wait_event = 'advisory' AND pid <> pg_backend_pid()")));
         assertFalse(leader.isDone(), "the first statement is still running");
+    }
+
+    // a batch's statement is held at the second gate once the database shows it waiting there
+    void awaitBatchAtSecondGate() {
+        await().atMost(WAIT).until(() -> "1".equals(sql().query("SELECT count(*)::text FROM pg_stat_activity"
+                + " WHERE query LIKE '%unnest%' AND wait_event = 'advisory' AND pid <> pg_backend_pid()")));
+    }
+
+    /**
+     * Holds the statements of the keys at its gate (the trigger waits for this advisory lock) until closed. Its own
+     * connection holds the lock and releases it before going back to the pool.
+     */
+    final class Gate implements AutoCloseable {
+
+        private final Connection connection;
+        private final long id;
+
+        Gate(long id) throws SQLException {
+            this.id = id;
+            this.connection = dataSource.getConnection();
+            try (Statement s = connection.createStatement()) {
+                s.execute("SELECT pg_advisory_lock(" + id + ")");
+            }
+        }
+
+        @Override
+        public void close() throws SQLException {
+            try (Statement s = connection.createStatement()) {
+                s.execute("SELECT pg_advisory_unlock(" + id + ")");
+            } finally {
+                connection.close();
+            }
+        }
     }
 }

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 
@@ -49,24 +48,34 @@ class LeaseBatchTest extends LeaseBatchCases {
             try (Statement s = locker.createStatement()) {
                 s.execute("SELECT pg_advisory_xact_lock(hashtextextended('batch:locked', 0))");
             }
-            Future<Claim> slow = submit(() -> store.claim(key("slow"), "s", LEASE, RETENTION));
-            awaitRunning(slow);
-            Future<Claim> claimed = submit(() -> store.claim(key("slow-new"), "t-slow-new", LEASE, RETENTION));
-            Future<Claim> locked = submit(() -> store.claim(key("locked"), "t-locked", LEASE, RETENTION));
-            await().atMost(Duration.ofSeconds(5)).until(() -> store.leaseBatchesWaiting()[0] == 2);
-            assertEquals(ClaimResult.NEW, slow.get().result());
-            // the batch of two sleeps in its statement; once it commits, the table is locked under its look-up
-            await().atMost(Duration.ofSeconds(5)).until(() -> "1".equals(sql().query("SELECT count(*)::text FROM"
-                    + " pg_stat_activity WHERE query LIKE '%unnest%' AND wait_event = 'PgSleep'")));
-            blocker.setAutoCommit(false);
-            Future<Boolean> locking = submit(() -> {
-                try (Statement s = blocker.createStatement()) {
-                    return s.execute("LOCK TABLE " + table() + " IN ACCESS EXCLUSIVE MODE");
+            Future<Claim> claimed;
+            Future<Claim> locked;
+            Future<Boolean> locking;
+            try (Gate second = new Gate(SECOND)) {
+                Future<Claim> slow;
+                try (Gate first = new Gate(FIRST)) {
+                    slow = submit(() -> store.claim(key("slow"), "s", LEASE, RETENTION));
+                    awaitRunning(slow);
+                    claimed = submit(() -> store.claim(key("slow-new"), "t-slow-new", LEASE, RETENTION));
+                    locked = submit(() -> store.claim(key("locked"), "t-locked", LEASE, RETENTION));
+                    await().atMost(WAIT).until(() -> store.leaseBatchesWaiting()[0] == 2);
                 }
-            });
+                assertEquals(ClaimResult.NEW, slow.get().result());
+                // the batch of two is held in its statement; the table's lock is asked for behind it, so that once
+                // the batch commits, the table is locked under its look-up
+                awaitBatchAtSecondGate();
+                blocker.setAutoCommit(false);
+                locking = submit(() -> {
+                    try (Statement s = blocker.createStatement()) {
+                        return s.execute("LOCK TABLE " + table() + " IN ACCESS EXCLUSIVE MODE");
+                    }
+                });
+                await().atMost(WAIT).until(() -> "1".equals(sql().query("SELECT count(*)::text FROM pg_stat_activity"
+                        + " WHERE query LIKE '%LOCK TABLE%' AND wait_event_type = 'Lock'")));
+            }
             String lookUp = "FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%existing%'"
                     + " AND query NOT LIKE '%unnest%' AND query NOT LIKE '%LOCK TABLE%' AND pid <> pg_backend_pid()";
-            await().atMost(Duration.ofSeconds(10)).until(() -> "1".equals(sql().query("SELECT count(*)::text "
+            await().atMost(WAIT).until(() -> "1".equals(sql().query("SELECT count(*)::text "
                     + lookUp)));
             sql().execute("SELECT pg_terminate_backend(pid) " + lookUp);
             locking.get();

@@ -36,11 +36,6 @@ class KeyStorageRolloutIT {
     @Test
     void oldAndNewConfigurationsSideBySideThenTheSwitchChargeEachOrderOnce() throws Exception {
         Map<String, String> old = Services.with(Map.of("DEMO_GATEWAY_LATENCY", "20ms"));
-        Instant switchAt = Instant.now().plus(Duration.ofSeconds(75));
-        Map<String, String> next = new HashMap<>(old);
-        next.put("QUARKUS_IDEMPOTENCY_KEY_STORAGE", "digest");
-        next.put("QUARKUS_IDEMPOTENCY_KEY_DIGEST_SECRET", SECRET);
-        next.put("QUARKUS_IDEMPOTENCY_KEY_STORAGE_CHANGED_AT", switchAt.toString());
         Random random = new Random(11);
         // this run's orders only: a message of an earlier run may still wait in a delay queue
         String run = UUID.randomUUID().toString().substring(0, 8);
@@ -50,6 +45,13 @@ class KeyStorageRolloutIT {
                 Ledger.reset();
             }
             await().atMost(Duration.ofSeconds(30)).until(() -> broker.consumers(Broker.QUEUE) == 0);
+            // the instant is set once the setup ran, so that the side-by-side part has its 75 s however slowly the
+            // machine starts processes
+            Instant switchAt = Instant.now().plus(Duration.ofSeconds(75));
+            Map<String, String> next = new HashMap<>(old);
+            next.put("QUARKUS_IDEMPOTENCY_KEY_STORAGE", "digest");
+            next.put("QUARKUS_IDEMPOTENCY_KEY_DIGEST_SECRET", SECRET);
+            next.put("QUARKUS_IDEMPOTENCY_KEY_STORAGE_CHANGED_AT", switchAt.toString());
             List<String[]> before = orders("R" + run + "-", random);
             try (AppProcess oldOne = AppProcess.start("rollout-old", old);
                     AppProcess newOne = AppProcess.start("rollout-new", next)) {
