@@ -5,14 +5,11 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 
 import io.quarkiverse.idempotency.testing.TestServices;
 
 /** The test's own JDBC view of the database: charges and idempotency keys. */
 public final class Ledger {
-
-    private static final String EMPTIED = "idempotency.reactive-tests.database-emptied";
 
     private Ledger() {
     }
@@ -22,24 +19,6 @@ public final class Ledger {
 
     public static String url() {
         return TestServices.postgres().jdbcUrl(DATABASE);
-    }
-
-    /**
-     * Creates the database afresh, once per test JVM, before the first application starts (a system property remembers it:
-     * each application's class loader has a copy of this class).
-     */
-    static synchronized void emptyDatabaseOnce() {
-        if (System.getProperty(EMPTIED) == null) {
-            System.setProperty(EMPTIED, "true");
-            TestServices.Server server = TestServices.postgres();
-            try (Connection c = DriverManager.getConnection(server.jdbcUrl("postgres"), server.user(), server.password());
-                    Statement statement = c.createStatement()) {
-                statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
-                statement.execute("CREATE DATABASE " + DATABASE);
-            } catch (SQLException e) {
-                throw new IllegalStateException("Could not create the database " + DATABASE, e);
-            }
-        }
     }
 
     /** @return the charges of an order, by either consumer */

@@ -16,7 +16,7 @@ final class ReactiveServices {
 
     /** The settings as environment variables, for an application process a test starts itself. */
     static Map<String, String> environment() {
-        Ledger.emptyDatabaseOnce();
+        TestServices.freshDatabase(Ledger.DATABASE);
         TestServices.Server db = TestServices.postgres();
         TestServices.Server broker = TestServices.rabbitmq();
         return Map.of("QUARKUS_DATASOURCE_JDBC_URL", Ledger.url(),
