@@ -62,7 +62,8 @@ public class KafkaDemo {
         // A fresh run: the demo owns these topics, the group and the tables (which may not exist yet).
         try (Admin admin = Admin.create(client); Connection db = DriverManager.getConnection(jdbcUrl, jdbcUser, jdbcPassword)) {
             recreateTopics(admin);
-            for (String sql : new String[] { "DELETE FROM charge", "DELETE FROM idempotency_record WHERE scope = 'payments'" }) {
+            for (String sql : new String[] { "DELETE FROM charge", "DELETE FROM receipt", "DELETE FROM idempotency_outbox",
+                    "DELETE FROM idempotency_record WHERE scope IN ('payments', 'receipts')" }) {
                 try {
                     execute(db, sql);
                 } catch (SQLException notCreatedYet) {
@@ -92,10 +93,13 @@ public class KafkaDemo {
             }, 60, "the application to join consumer group " + GROUP);
 
             Random random = new Random();
+            // this run's orders: the topic receipts may still hold receipts of earlier runs' orders (or of the tests'),
+            // which the receipts consumer records too
+            String run = "A" + Long.toString(System.currentTimeMillis() % 46_656, 36) + "-";
             List<String[]> originals = new ArrayList<>();
             List<String[]> mix = new ArrayList<>();
             for (int i = 1; i <= NEW_PAYMENTS; i++) {
-                String[] r = { "A-" + i, "{\"orderId\": \"A-" + i + "\", \"amountCents\": " + (500 + random.nextInt(10_000)) + "}" };
+                String[] r = { run + i, "{\"orderId\": \"" + run + i + "\", \"amountCents\": " + (500 + random.nextInt(10_000)) + "}" };
                 originals.add(r);
                 mix.add(r);
             }
@@ -121,7 +125,10 @@ public class KafkaDemo {
                     NEW_PAYMENTS, RESENT, REPUBLISHED, KEYLESS);
 
             // the poison payment is retried in place four times, over about fifteen seconds, then dead-lettered
-            waitFor(() -> uncommitted(admin) == 0 && count(db, "SELECT count(DISTINCT order_id) FROM charge") == NEW_PAYMENTS,
+            waitFor(() -> uncommitted(admin) == 0 && count(db, "SELECT count(DISTINCT order_id) FROM charge") == NEW_PAYMENTS
+                    && count(db, "SELECT count(DISTINCT order_id) FROM receipt WHERE starts_with(order_id, '" + run + "')")
+                            == NEW_PAYMENTS
+                    && count(db, "SELECT count(*) FROM idempotency_outbox") == 0,
                     120, "the consumer group to commit every offset");
 
             long charges = count(db, "SELECT count(*) FROM charge");
@@ -137,11 +144,18 @@ public class KafkaDemo {
                     deadLettered.values().stream().mapToLong(Long::longValue).sum(), deadLettered);
             System.out.printf("  confirmed keys in idempotency_record: %d%n", confirmed);
             System.out.printf("  offsets not committed               : %d%n", uncommitted(admin));
+            String ofThisRun = " FROM receipt WHERE starts_with(order_id, '" + run + "')";
+            long receipts = count(db, "SELECT count(*)" + ofThisRun);
+            long receiptIds = count(db, "SELECT count(DISTINCT message_id)" + ofThisRun);
+            long receiptOrders = count(db, "SELECT count(DISTINCT order_id)" + ofThisRun);
+            System.out.printf("  receipts sent through the outbox    : %d, to topic 'receipts', recorded once each downstream:"
+                    + " %d orders, %d ids (ce_id)%n", receipts, receiptOrders, receiptIds);
             boolean ok = charges == NEW_PAYMENTS && doubleCharged == 0
+                    && receipts == NEW_PAYMENTS && receiptOrders == NEW_PAYMENTS && receiptIds == NEW_PAYMENTS
                     && deadLettered.getOrDefault("key-missing", 0L) == KEYLESS
                     && deadLettered.getOrDefault("unreadable", 0L) == 1
                     && deadLettered.getOrDefault("dead-lettered after 5 attempts", 0L) == 1;
-            System.out.println(ok ? "OK: every order charged exactly once." : "FAILED: see above.");
+            System.out.println(ok ? "OK: every order charged exactly once, with one receipt under one id." : "FAILED: see above.");
             app.destroy();
             app.waitFor(20, TimeUnit.SECONDS);
             System.exit(ok ? 0 : 1);

@@ -54,15 +54,17 @@ public class Demo {
         // A fresh run: the demo owns these queues and tables (they may not exist yet on a fresh machine).
         try (com.rabbitmq.client.Connection rabbit = factory.newConnection("idempotency-demo-reset");
                 Connection db = DriverManager.getConnection(jdbcUrl, jdbcUser, jdbcPassword)) {
-            for (String queue : new String[] { "payments", "payments.dlq", "payments-audit", "payments-audit.dlq" }) {
+            for (String queue : new String[] { "payments", "payments.dlq", "payments-audit", "payments-audit.dlq", "receipts",
+                    "receipts.dlq" }) {
                 try (Channel c = rabbit.createChannel()) {
                     c.queuePurge(queue);
                 } catch (IOException notDeclaredYet) {
                     // the application declares it
                 }
             }
-            for (String sql : new String[] { "DELETE FROM charge", "DELETE FROM payment_audit",
-                    "DELETE FROM idempotency_record WHERE scope IN ('payments', 'payments-audit')" }) {
+            for (String sql : new String[] { "DELETE FROM charge", "DELETE FROM payment_audit", "DELETE FROM receipt",
+                    "DELETE FROM idempotency_outbox",
+                    "DELETE FROM idempotency_record WHERE scope IN ('payments', 'payments-audit', 'receipts')" }) {
                 try {
                     execute(db, sql);
                 } catch (SQLException notCreatedYet) {
@@ -133,7 +135,9 @@ public class Demo {
             waitFor(() -> ready(rabbit, "payments") == 0 && ready(rabbit, "payments.dlq") == KEYLESS + POISON
                     && ready(rabbit, "payments-audit") == 0 && count(db, "SELECT count(*) FROM payment_audit") == messageIds
                     && count(db, "SELECT count(DISTINCT order_id) FROM charge") == NEW_PAYMENTS
-                    && count(db, "SELECT count(*) FROM idempotency_record WHERE scope = 'payments' AND state = 'CLAIMED'") == 0,
+                    && count(db, "SELECT count(*) FROM idempotency_record WHERE scope = 'payments' AND state = 'CLAIMED'") == 0
+                    && count(db, "SELECT count(DISTINCT order_id) FROM receipt") == NEW_PAYMENTS
+                    && count(db, "SELECT count(*) FROM idempotency_outbox") == 0,
                     90, "the queue to drain");
 
             long charges = count(db, "SELECT count(*) FROM charge");
@@ -143,6 +147,11 @@ public class Demo {
             long confirmed = count(db, "SELECT count(*) FROM idempotency_record WHERE scope = 'payments'"
                     + " AND state = 'CONFIRMED'");
             long audited = count(db, "SELECT count(*) FROM payment_audit");
+            long receipts = count(db, "SELECT count(*) FROM receipt");
+            long receiptIds = count(db, "SELECT count(DISTINCT message_id) FROM receipt");
+            long receiptOrders = count(db, "SELECT count(DISTINCT order_id) FROM receipt");
+            long ordersWithTwoIds = count(db, "SELECT count(*) FROM (SELECT order_id FROM receipt GROUP BY order_id"
+                    + " HAVING count(DISTINCT message_id) > 1) twice");
             Map<String, Long> deadLettered = deadLetters(channel);
             Map<String, Long> outcomes = outcomes(Files.readString(log));
             long deliveries = outcomes.values().stream().mapToLong(Long::longValue).sum();
@@ -157,12 +166,18 @@ public class Demo {
             System.out.printf("  confirmed keys in idempotency_record: %d%n", confirmed);
             System.out.printf("  audit log entries (second consumer) : %d (one per distinct message id but the poison ones: %d)%n", audited,
                     messageIds);
+            System.out.printf("  receipts sent through the outbox    : %d, to exchange 'receipts', recorded once each downstream"
+                    + " (queue receipts): %d orders, %d message ids, %d orders under two ids%n", receipts, receiptOrders,
+                    receiptIds, ordersWithTwoIds);
+            System.out.printf("  left in the outbox                  : %d%n",
+                    count(db, "SELECT count(*) FROM idempotency_outbox"));
             System.out.printf("  left in queue payments              : %d%n", ready(rabbit, "payments"));
             boolean ok = charges == NEW_PAYMENTS && doubleCharged == 0
+                    && receipts == NEW_PAYMENTS && receiptOrders == NEW_PAYMENTS && receiptIds == NEW_PAYMENTS
                     && deadLettered.getOrDefault("key-missing", 0L) == KEYLESS
                     && deadLettered.getOrDefault("unreadable", 0L) == 1
                     && deadLettered.getOrDefault("dead-lettered after 5 attempts", 0L) == 1;
-            System.out.println(ok ? "OK: every order charged exactly once." : "FAILED: see above.");
+            System.out.println(ok ? "OK: every order charged exactly once, with one receipt under one id." : "FAILED: see above.");
             app.destroy();
             app.waitFor(20, TimeUnit.SECONDS);
             System.exit(ok ? 0 : 1);

@@ -29,6 +29,7 @@ import io.quarkiverse.idempotency.runtime.NonBlockingStore;
 import io.quarkiverse.idempotency.runtime.Outcome;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.runtime.database.PoolKeys;
+import io.quarkiverse.idempotency.runtime.outbox.Outbox;
 import io.quarkus.runtime.QuarkusApplication;
 import io.quarkus.runtime.annotations.QuarkusMain;
 import io.smallrye.reactive.messaging.ChannelRegistry;
@@ -57,6 +58,8 @@ public class Benchmark implements QuarkusApplication {
     static final int HAND_WRITTEN_REACTIVE = 14;
     static final int PLAIN_EVENT_LOOP = 15;
     static final int IDEMPOTENT_EVENT_LOOP = 16;
+    static final int PLAIN_SEND = 17;
+    static final int IDEMPOTENT_OUTBOX = 18;
     static final List<String> ONLY = System.getProperty("bench.only") == null ? null
             : List.of(System.getProperty("bench.only").split(","));
     /** the flat-out purge's batch: the extension's default batch size */
@@ -96,6 +99,9 @@ public class Benchmark implements QuarkusApplication {
     @Inject
     Peers peers;
 
+    @Inject
+    Outbox outbox;
+
     private com.rabbitmq.client.Connection rabbit;
     private Channel publisher;
 
@@ -132,7 +138,11 @@ public class Benchmark implements QuarkusApplication {
                 new Kind("idempotent-reactive", () -> reactive.idempotent.get()),
                 new Kind("hand-written-reactive", () -> reactive.handWritten.get()),
                 new Kind("plain-eventloop", () -> reactive.plainEventLoop.get()),
-                new Kind("idempotent-eventloop", () -> reactive.idempotentEventLoop.get()));
+                new Kind("idempotent-eventloop", () -> reactive.idempotentEventLoop.get()),
+                new Kind("plain-send", () -> consumers.plainSend.get()),
+                // done once handled and its message confirmed by the broker: the pipeline's whole work
+                new Kind("idempotent-outbox", () -> Math.min(consumers.idempotentOutbox.get(), outbox.sentAtOnce()
+                        + outbox.relayed())));
         for (Kind kind : kinds) {
             purgeQueue("bench-" + kind.channel());
         }
@@ -230,6 +240,10 @@ public class Benchmark implements QuarkusApplication {
                 bestRuns[HAND_WRITTEN_REACTIVE].rate(),
                 bestRuns[HAND_WRITTEN_REACTIVE].rate() / bestRuns[PLAIN_REACTIVE].rate());
         double overheadEventLoop = bestRuns[IDEMPOTENT_EVENT_LOOP].rate() / bestRuns[PLAIN_EVENT_LOOP].rate();
+        double overheadOutbox = bestRuns[IDEMPOTENT_OUTBOX].rate() / bestRuns[PLAIN_SEND].rate();
+        System.out.printf("1e. consume -> insert -> send: a plain emitter in the transaction %.0f msg/s, @Idempotent and"
+                + " the outbox %.0f msg/s (ratio %.2f)%n", bestRuns[PLAIN_SEND].rate(), bestRuns[IDEMPOTENT_OUTBOX].rate(),
+                overheadOutbox);
         System.out.printf("   on the event loop without a transaction (the reactive client, lease mode): plain %.0f msg/s,"
                 + " @Idempotent %.0f msg/s (ratio %.2f)%n", bestRuns[PLAIN_EVENT_LOOP].rate(),
                 bestRuns[IDEMPOTENT_EVENT_LOOP].rate(), overheadEventLoop);
@@ -280,11 +294,12 @@ public class Benchmark implements QuarkusApplication {
         System.out.printf(java.util.Locale.ROOT,
                 "BENCH overhead=%.2f overhead_best=%.2f overhead_nontx=%.2f duplicates=%.2f store=%.2f memory_ns=%.0f"
                         + " purge_rows_s=%.0f purge_impact=%.2f recovery_s=%.1f peer_best=%.2f vs_peer=%.2f claims_per_commit=%.1f overhead_flush=%.2f flush_floor=%.2f"
-                        + " overhead_reactive=%.2f reactive_floor=%.2f overhead_eventloop=%.2f%n",
+                        + " overhead_reactive=%.2f reactive_floor=%.2f overhead_eventloop=%.2f overhead_outbox=%.2f%n",
                 overhead, overheadBest, overheadNoTransaction, duplicates / idempotent, store[0] / store[1], memoryNs,
                 purged[0], purged[1] / purged[2], recovery.seconds(), peerBest, overhead / peerBest, claimsPerBatch,
                 overheadFlush, flushFloor, overheadReactive,
-                bestRuns[HAND_WRITTEN_REACTIVE].rate() / bestRuns[PLAIN_REACTIVE].rate(), overheadEventLoop);
+                bestRuns[HAND_WRITTEN_REACTIVE].rate() / bestRuns[PLAIN_REACTIVE].rate(), overheadEventLoop,
+                overheadOutbox);
         rabbit.close();
         return 0;
     }

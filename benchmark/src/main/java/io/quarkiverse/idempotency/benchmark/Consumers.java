@@ -11,12 +11,16 @@ import jakarta.inject.Singleton;
 import jakarta.transaction.Transactional;
 
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.eclipse.microprofile.reactive.messaging.Channel;
+import org.eclipse.microprofile.reactive.messaging.Emitter;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 import org.eclipse.microprofile.reactive.messaging.Message;
+import org.eclipse.microprofile.reactive.messaging.OnOverflow;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.IdempotencyMode;
 import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.OutboxEmitter;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.smallrye.reactive.messaging.annotations.Blocking;
 import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMetadata;
@@ -42,6 +46,19 @@ public class Consumers {
     final AtomicLong camel = new AtomicLong();
     final AtomicLong camelOrphanLock = new AtomicLong();
     final AtomicLong spring = new AtomicLong();
+    final AtomicLong plainSend = new AtomicLong();
+    final AtomicLong idempotentOutbox = new AtomicLong();
+
+    /** A plain emitter: the message leaves at once, whatever becomes of the transaction. */
+    @Inject
+    @Channel("sent-plain")
+    @OnOverflow(value = OnOverflow.Strategy.BUFFER, bufferSize = 16_384) // as the outbox's
+    Emitter<String> sentPlain;
+
+    /** The outbox: the message is written in the transaction and sent, with the broker's confirm, after its commit. */
+    @Inject
+    @Channel("sent-outbox")
+    OutboxEmitter<String> sentOutbox;
 
     @Inject
     Peers peers;
@@ -61,6 +78,27 @@ public class Consumers {
     void plain(String payload) {
         insert("plain", payload);
         plain.incrementAndGet();
+    }
+
+    /** Inserts a row and sends a message with a plain emitter inside its transaction: the pipeline without a guarantee. */
+    @Incoming("plain-send")
+    @Blocking(ordered = false)
+    @Transactional
+    void plainSend(String payload) {
+        insert("plain-send", payload);
+        sentPlain.send(payload);
+        plainSend.incrementAndGet();
+    }
+
+    /** The same pipeline, consume -> insert -> send, effectively once: @Idempotent and the outbox. */
+    @Incoming("idempotent-outbox")
+    @Idempotent
+    @Blocking(ordered = false)
+    @Transactional
+    void idempotentOutbox(String payload) {
+        insert("idempotent-outbox", payload);
+        sentOutbox.send(payload);
+        idempotentOutbox.incrementAndGet();
     }
 
     /** The extension with its defaults: a @Transactional handler, so the key is written in its transaction. */

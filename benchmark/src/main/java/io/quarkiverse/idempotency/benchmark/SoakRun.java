@@ -98,6 +98,9 @@ final class SoakRun {
                 refill(publisher);
                 if (System.nanoTime() >= next) {
                     Sample s = sample();
+                    if (s.consumed() <= samples.get(samples.size() - 1).consumed()) {
+                        printStall(store);
+                    }
                     samples.add(s);
                     next += SAMPLE.toNanos();
                     if (bytesPerRow == 0 && s.nanos() - first.nanos() >= RETENTION.toNanos() / 2) {
@@ -180,6 +183,24 @@ final class SoakRun {
             }
             // consumed: published less what is still queued (the prefetch in flight is within a second's work)
             return new Sample(nanos, published - ready, bytes, dead, lag);
+        }
+    }
+
+    /**
+     * A sample without progress: prints what the database's sessions are doing (state, what they wait for, their
+     * statement), one {@code SOAK-STALL} line each, so that a stalled run says why.
+     */
+    private void printStall(String store) throws Exception {
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT pid, state, wait_event_type, wait_event,"
+                        + " extract(epoch FROM now() - xact_start), left(regexp_replace(query, '\\s+', ' ', 'g'), 160)"
+                        + " FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                        + " AND backend_type = 'client backend' ORDER BY xact_start NULLS LAST")) {
+            while (rs.next()) {
+                System.out.printf(Locale.ROOT, "SOAK-STALL store=%s pid=%d state=%s wait=%s/%s xact_s=%.1f query=%s%n", store,
+                        rs.getInt(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getDouble(5), rs.getString(6));
+            }
         }
     }
 

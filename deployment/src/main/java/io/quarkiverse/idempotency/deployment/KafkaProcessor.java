@@ -18,6 +18,7 @@ import io.quarkiverse.idempotency.runtime.kafka.KafkaConnectorSupport;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaIdempotencyCommitHandlerFactory;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaIdempotencyFailureHandlerFactory;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaMessageIdReader;
+import io.quarkiverse.idempotency.runtime.kafka.KafkaOutgoingIds;
 import io.quarkiverse.idempotency.runtime.kafka.UnreadableRecords;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.ValidationPhaseBuildItem;
@@ -52,7 +53,7 @@ class KafkaProcessor {
     AdditionalBeanBuildItem beans() {
         return AdditionalBeanBuildItem.builder().addBeanClasses(KafkaMessageIdReader.class,
                 KafkaIdempotencyFailureHandlerFactory.class, KafkaIdempotencyCommitHandlerFactory.class,
-                KafkaConnectorSupport.class, KafkaChannelCheck.class, UnreadableRecords.class)
+                KafkaConnectorSupport.class, KafkaChannelCheck.class, UnreadableRecords.class, KafkaOutgoingIds.class)
                 .setUnremovable().build();
     }
 

@@ -9,6 +9,7 @@ import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQConnectorSupport;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQConsumerChannels;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQIdempotencyFailureHandlerFactory;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQMessageIdReader;
+import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQOutgoingIds;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.bootstrap.classloading.QuarkusClassLoader;
 import io.quarkus.deployment.annotations.BuildProducer;
@@ -34,7 +35,8 @@ class RabbitMQProcessor {
     AdditionalBeanBuildItem beans() {
         return AdditionalBeanBuildItem.builder()
                 .addBeanClasses(RabbitMQMessageIdReader.class, RabbitMQConnectorSupport.class, RabbitMQConsumerChannels.class,
-                        RabbitMQIdempotencyFailureHandlerFactory.class, RabbitMQChannelCheck.class)
+                        RabbitMQIdempotencyFailureHandlerFactory.class, RabbitMQChannelCheck.class,
+                        RabbitMQOutgoingIds.class)
                 .setUnremovable().build();
     }
 

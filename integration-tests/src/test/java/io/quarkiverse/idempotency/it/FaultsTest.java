@@ -63,6 +63,10 @@ class FaultsTest extends BrokerTestSupport {
                 && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0
                 && deliveries("duplicate") - duplicatesBefore >= 5);
         assertEquals(40, Ledger.charges(), "each payment charged exactly once");
+        // and each charge's receipt, sent through the outbox, recorded once downstream under one id
+        await().atMost(Duration.ofSeconds(60)).until(() -> Ledger.distinctReceiptOrders("DB-") == 40
+                && Ledger.outboxRows() == 0);
+        assertEquals(40, Ledger.receipts("DB-"));
         // the probe's answer may be up to two seconds old, and the broker channels report their own readiness
         await().atMost(Duration.ofSeconds(10))
                 .untilAsserted(() -> given().get("/q/health/ready").then().statusCode(200));
@@ -80,6 +84,12 @@ class FaultsTest extends BrokerTestSupport {
                 && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0);
         assertEquals(150, Ledger.charges(), "each payment charged exactly once (" + chargedAtCut
                 + " were charged when the connection dropped)");
+        // the receipts in flight when the connection dropped were not confirmed: their rows are sent again, under
+        // their ids, and recorded once downstream
+        await().atMost(Duration.ofSeconds(90)).until(() -> Ledger.distinctReceiptOrders("MQ-") == 150
+                && Ledger.outboxRows() == 0);
+        assertEquals(150, Ledger.receipts("MQ-"), "one receipt per order");
+        assertEquals(150, Ledger.distinctReceiptIds("MQ-"), "under one id each");
         assertEquals(0, broker.ready(Broker.DLQ));
     }
 

@@ -33,7 +33,35 @@ public final class Ledger {
     public static void reset() {
         execute("DELETE FROM charge");
         execute("DELETE FROM payment_audit");
-        execute("DELETE FROM idempotency_record WHERE scope IN ('payments', 'payments-audit')");
+        execute("DELETE FROM receipt");
+        execute("DELETE FROM idempotency_outbox");
+        execute("DELETE FROM idempotency_record WHERE scope IN ('payments', 'payments-audit', 'receipts')");
+    }
+
+    /** @return the receipts the downstream consumer recorded for orders whose ids start with {@code prefix} */
+    public static long receipts(String prefix) {
+        return count("SELECT count(*) FROM receipt WHERE starts_with(order_id, '" + prefix + "')");
+    }
+
+    /** @return the orders whose ids start with {@code prefix} that have a receipt */
+    public static long distinctReceiptOrders(String prefix) {
+        return count("SELECT count(DISTINCT order_id) FROM receipt WHERE starts_with(order_id, '" + prefix + "')");
+    }
+
+    /** @return the distinct message ids of the receipts of orders whose ids start with {@code prefix} */
+    public static long distinctReceiptIds(String prefix) {
+        return count("SELECT count(DISTINCT message_id) FROM receipt WHERE starts_with(order_id, '" + prefix + "')");
+    }
+
+    /** @return the orders with a charge and no receipt, or more than one */
+    public static long chargesWithoutOneReceipt() {
+        return count("SELECT count(*) FROM (SELECT DISTINCT order_id FROM charge) c WHERE (SELECT count(*) FROM receipt r"
+                + " WHERE r.order_id = c.order_id) <> 1");
+    }
+
+    /** @return the messages waiting in the outbox */
+    public static long outboxRows() {
+        return count("SELECT count(*) FROM idempotency_outbox");
     }
 
     public static long charges() {

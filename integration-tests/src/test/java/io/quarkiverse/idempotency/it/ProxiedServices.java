@@ -25,6 +25,9 @@ public class ProxiedServices implements QuarkusTestProfile {
                 "quarkus.datasource.jdbc.acquisition-timeout", "2s",
                 "mp.messaging.incoming.payments.reconnect-interval", "1",
                 "mp.messaging.incoming.payments-audit.reconnect-interval", "1",
+                "mp.messaging.incoming.receipts.reconnect-interval", "1",
+                "mp.messaging.outgoing.receipts-out.reconnect-interval", "1",
+                "quarkus.idempotency.outbox.lease", "5s",
                 "demo.gateway.latency", "20ms");
     }
 

@@ -7,13 +7,13 @@ import java.sql.SQLException;
  * another datasource than the keys (Agroal: "Failed to enlist. Check if a connection from another datasource is
  * already enlisted to the same transaction").
  */
-final class EnlistRefusal {
+public final class EnlistRefusal {
 
     private EnlistRefusal() {
     }
 
     /** @return whether the failure, or one of its causes, is that refusal */
-    static boolean in(Throwable failure) {
+    public static boolean in(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof SQLException && t.getMessage() != null
                     && (t.getMessage().contains("Failed to enlist")

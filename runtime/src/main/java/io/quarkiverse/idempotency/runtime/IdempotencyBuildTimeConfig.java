@@ -29,6 +29,11 @@ public interface IdempotencyBuildTimeConfig {
     Database database();
 
     /**
+     * The transactional outbox.
+     */
+    Outbox outbox();
+
+    /**
      * The purge job, which deletes expired keys.
      */
     Purge purge();
@@ -97,6 +102,19 @@ public interface IdempotencyBuildTimeConfig {
         DATABASE,
         /** This process's memory. */
         MEMORY
+    }
+
+    /**
+     * The transactional outbox.
+     */
+    interface Outbox {
+
+        /**
+         * The name of the outbox table, on the datasource of the keys, optionally qualified by a schema. Letters,
+         * digits and underscores only, starting with a letter or underscore.
+         */
+        @WithDefault("idempotency_outbox")
+        String table();
     }
 
     /**

@@ -230,4 +230,34 @@ public interface IdempotencyLogger extends BasicLogger {
     @Message(id = 5002, value = "Channel %s: could not read the identity of topic %s (%s); its records wait until it can"
             + " be read")
     void topicIdentityUnread(String channel, String topic, String failure);
+
+    // 6000s: the outbox
+
+    @LogMessage(level = WARN)
+    @Message(id = 6001, value = "Outbox channel %s: message %s was not sent (attempt %d: %s); it is sent again in %d ms")
+    void outboxSendFailedAt(String channel, String messageId, int attempt, String failure, long retryInMillis);
+
+    @LogMessage(level = WARN)
+    @Message(id = 6002, value = "Outbox: could not record a failed sending of message %s (%s); it is sent again when its"
+            + " lease runs out")
+    void outboxNotRecorded(String messageId, String failure);
+
+    @LogMessage(level = WARN)
+    @Message(id = 6003, value = "Outbox: could not delete %d sent messages (%s); they are sent again when their lease"
+            + " runs out, with the same ids")
+    void outboxNotDeleted(int count, String failure);
+
+    @LogMessage(level = INFO)
+    @Message(id = 6004, value = "Outbox: %d messages that earlier starts of instance %s wrote and did not send are sent"
+            + " now")
+    void outboxEarlierStarts(int count, String instance);
+
+    @LogMessage(level = WARN)
+    @Message(id = 6005, value = "Outbox: could not relay waiting messages (%s); the relay tries again at its next run")
+    void outboxRelayFailed(String failure);
+
+    @LogMessage(level = WARN)
+    @Message(id = 6006, value = "Outbox: could not learn whether an asynchronously committed transaction is durable (%s);"
+            + " its %d messages are sent by the relay, if the commit survived, when their lease runs out")
+    void outboxNotDurableAt(String failure, int count);
 }

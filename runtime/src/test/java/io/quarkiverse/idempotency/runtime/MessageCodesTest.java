@@ -48,7 +48,7 @@ class MessageCodesTest {
         while (message.find()) {
             int id = Integer.parseInt(message.group(2));
             assertFalse(declared.containsKey(id), "code " + id + " is used twice");
-            assertTrue(id >= 1000 && id < 6000, "code " + id + " is outside the parts' ranges");
+            assertTrue(id >= 1000 && id < 7000, "code " + id + " is outside the parts' ranges");
             declared.put(id, message.group(1));
             order.add(id);
         }

@@ -111,6 +111,16 @@ public enum Rule {
             + " join",
             "make it a @WithTransaction method returning Uni (Hibernate Reactive), drop @Transactional, or add a JDBC"
                     + " datasource (quarkus-jdbc-postgresql) and quarkus-hibernate-orm-panache"),
+    OUTBOX_WITHOUT_JDBC("OutboxEmitter for channel %s writes its messages in the sender's JTA transaction, on the"
+            + " datasource of the idempotency keys, and this application has no such datasource (store: %s)",
+            "use the database store on a JDBC PostgreSQL datasource (quarkus-jdbc-postgresql, with Hibernate ORM or"
+                    + " without), or inject a plain Emitter for messages that need no outbox"),
+    OUTBOX_UNKNOWN_CHANNEL("OutboxEmitter for channel %s sends to a channel without a connector",
+            "set mp.messaging.outgoing.<channel>.connector (smallrye-rabbitmq or smallrye-kafka), or inject a plain"
+                    + " Emitter for an in-application channel"),
+    INVALID_OUTBOX_TABLE_NAME("quarkus.idempotency.outbox.table='%s' is not a valid table name",
+            "use letters, digits and underscores, starting with a letter or underscore, optionally qualified by a"
+                    + " schema (messaging.outbox), at most 59 characters each, and not a reserved SQL word"),
     INVALID_TABLE_NAME("quarkus.idempotency.database.table='%s' is not a valid table name",
             "use letters, digits and underscores, starting with a letter or underscore, optionally qualified by a"
                     + " schema (messaging.idempotency_record), and not a reserved SQL word");

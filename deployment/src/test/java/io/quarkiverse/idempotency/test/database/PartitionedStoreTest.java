@@ -218,28 +218,60 @@ class PartitionedStoreTest {
 
     @Test
     void thePurgeDropsThePartitionsWhoseKeysAllExpiredAndKeepsTheOthers() throws Exception {
-        Duration second = Duration.ofSeconds(1);
-        for (int i = 0; i < 50; i++) {
-            ScopedKey key = new ScopedKey("purge", "short-" + i);
-            assertEquals(ClaimResult.NEW, store.claim(key, "s", LEASE, second).result());
-            assertTrue(store.confirm(key, "s", second));
-            QuarkusTransaction.requiringNew().call(() -> store.claimInTransaction(new ScopedKey("purge", "long-"
-                    + key.key()), "l", RETENTION));
-        }
-        String partition = sql().query("SELECT tableoid::regclass::text FROM " + TABLE
-                + " WHERE scoped_key = 'purge:short-0'");
-        // the short keys' partitions (one, or two when the loop crossed a period's end) end at most a second and a
-        // period from now: purged as soon as they have
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).until(() -> {
-            store.purgeExpired(10);
-            return sql().query("SELECT to_regclass('" + partition + "')::text") == null && "0".equals(sql().query(
-                    "SELECT count(*)::text FROM " + TABLE + " WHERE scoped_key LIKE 'purge:short-%'"));
-        });
+        String partition = confirmShortKeys("purge", 50, key -> QuarkusTransaction.requiringNew().call(
+                () -> store.claimInTransaction(new ScopedKey("purge", "long-" + key.key()), "l", RETENTION)));
+        awaitPurged(partition, "purge:short-%", () -> store.purgeExpired(10));
         assertEquals("50", sql().query("SELECT count(*)::text FROM " + TABLE + " WHERE scoped_key LIKE 'purge:long-%'"));
         assertEquals("true", sql().query("SELECT (min(lower) <= now() AND max(upper) - now() > interval '10 seconds')"
                 + "::text FROM (" + BOUNDS + ") b"), "partitions still cover now and the retention ahead");
         assertEquals("0", sql().query("SELECT count(*)::text FROM pg_class WHERE obj_description(oid, 'pg_class') ="
                 + " 'quarkus-idempotency partition of " + TABLE + "' AND NOT relispartition"), "nothing left detached");
+    }
+
+    /**
+     * The purge called from code inside a transaction (a {@code @Transactional} admin method): it drops the expired
+     * partitions all the same, and leaves no session lock on a pooled connection behind (one left there would make
+     * every later purge, of any instance, find the drop busy and drop nothing).
+     */
+    @Test
+    void aPurgeCalledInsideATransactionDropsTheExpiredPartitionsAndLeavesNoLockBehind() throws Exception {
+        String partition = confirmShortKeys("purge-in-tx", 20, key -> {
+        });
+        awaitPurged(partition, "purge-in-tx:%", () -> QuarkusTransaction.requiringNew().call(() -> store.purgeExpired(10)));
+        assertEquals("0", sql().query("SELECT count(*)::text FROM pg_locks WHERE locktype = 'advisory' AND objid ="
+                + " (hashtextextended('quarkus-idempotency partition drop " + TABLE + "', 0) & 4294967295)::oid"),
+                "no connection keeps the lock that makes purges take turns");
+    }
+
+    /**
+     * Claims and confirms keys {@code <scope>:short-<i>} kept for a second, each followed by {@code alongside}.
+     *
+     * @return the partition of the first one
+     */
+    private String confirmShortKeys(String scope, int count, java.util.function.Consumer<ScopedKey> alongside)
+            throws SQLException {
+        Duration second = Duration.ofSeconds(1);
+        for (int i = 0; i < count; i++) {
+            ScopedKey key = new ScopedKey(scope, "short-" + i);
+            assertEquals(ClaimResult.NEW, store.claim(key, "s", LEASE, second).result());
+            assertTrue(store.confirm(key, "s", second));
+            alongside.accept(key);
+        }
+        return sql().query("SELECT tableoid::regclass::text FROM " + TABLE + " WHERE scoped_key = '" + scope
+                + ":short-0'");
+    }
+
+    /**
+     * Purges until the partition is gone and no key matching the pattern is left: the short keys' partitions (one, or
+     * two when their loop crossed a period's end) end at most a second and a period from now, so they are purged as
+     * soon as they have.
+     */
+    private void awaitPurged(String partition, String keys, Runnable purge) {
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            purge.run();
+            return sql().query("SELECT to_regclass('" + partition + "')::text") == null && "0".equals(sql().query(
+                    "SELECT count(*)::text FROM " + TABLE + " WHERE scoped_key LIKE '" + keys + "'"));
+        });
     }
 
     @Test
@@ -249,6 +281,27 @@ class PartitionedStoreTest {
         assertEquals("true", sql().query("SELECT (max(upper) - now() > interval '2 minutes')::text FROM (" + BOUNDS
                 + ") b"));
         assertEquals("1", count("reach:k"));
+    }
+
+    /**
+     * The same inside a handler's transaction, the default path: the partition is created in a transaction of its own
+     * (the handler's rollback cannot undo it, its commit does not wait for it), and the claim goes on in the handler's.
+     */
+    @Test
+    void aKeyClaimedInAHandlersTransactionPastThePartitionsReachGetsItsPartitionAtOnce() throws SQLException {
+        ScopedKey key = new ScopedKey("reach", "in-transaction");
+        AtomicReference<ClaimResult> claimed = new AtomicReference<>();
+        assertThrows(IllegalArgumentException.class, () -> QuarkusTransaction.requiringNew().run(() -> {
+            claimed.set(store.claimInTransaction(key, "a", Duration.ofMinutes(3)).result());
+            throw new IllegalArgumentException("the handler fails: its transaction rolls back");
+        }));
+        assertEquals(ClaimResult.NEW, claimed.get());
+        assertEquals("true", sql().query("SELECT (max(upper) - now() > interval '3 minutes')::text FROM (" + BOUNDS
+                + ") b"), "the partition created for it outlives the handler's rollback");
+        assertEquals("0", count("reach:in-transaction"), "the claim rolled back with the handler");
+        assertEquals(ClaimResult.NEW, QuarkusTransaction.requiringNew().call(() -> store.claimInTransaction(key, "a",
+                Duration.ofMinutes(4)).result()));
+        assertEquals("1", count("reach:in-transaction"));
     }
 
     @Test

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -102,7 +103,7 @@ class HotKeyTest {
         int before = store.busyAnswers.get();
         int burst = 5 * PREFETCH;
         for (int i = 0; i < burst; i++) {
-            RabbitApps.publish(amqp, HOT, remote, "text/plain", "parked");
+            RabbitApps.publish(amqp, HOT, remote, "text/plain", remote);
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> store.busyAnswers.get() - before >= burst);
         // for the 10 s requeue delay, none of them reaches the store again: they wait, most in the wait queue
@@ -114,10 +115,10 @@ class HotKeyTest {
         // then they come back to the queue, and the first is handled, the others duplicates
         try {
             await().atMost(Duration.ofSeconds(40)).until(() -> amqp.messageCount(WAIT_QUEUE) == 0
-                    && amqp.messageCount(HOT) == 0 && consumers.parkedRuns.get() == 1);
+                    && amqp.messageCount(HOT) == 0 && consumers.runs(remote) == 1);
         } catch (ConditionTimeoutException e) {
             throw new AssertionError("waiting " + amqp.messageCount(WAIT_QUEUE) + ", ready " + amqp.messageCount(HOT)
-                    + ", runs " + consumers.parkedRuns.get() + ", busy answers " + (store.busyAnswers.get() - before)
+                    + ", runs " + consumers.runs(remote) + ", busy answers " + (store.busyAnswers.get() - before)
                     + ", done answers " + store.doneAnswers.get(), e);
         }
     }
@@ -143,8 +144,14 @@ class HotKeyTest {
     @Singleton
     public static class Consumers {
         final AtomicInteger localRuns = new AtomicInteger();
-        final AtomicInteger parkedRuns = new AtomicInteger();
+        /** Runs per payload: a parked message carries its own key, so a message an earlier run left counts apart. */
+        final Map<String, AtomicInteger> parkedRuns = new ConcurrentHashMap<>();
         final Set<String> others = ConcurrentHashMap.newKeySet();
+
+        int runs(String payload) {
+            AtomicInteger runs = parkedRuns.get(payload);
+            return runs == null ? 0 : runs.get();
+        }
 
         @Incoming(HOT)
         @Idempotent
@@ -152,8 +159,8 @@ class HotKeyTest {
         void hot(String payload) {
             if (payload.startsWith("other")) {
                 others.add(payload);
-            } else if (payload.equals("parked")) {
-                parkedRuns.incrementAndGet();
+            } else if (payload.startsWith("parked-")) {
+                parkedRuns.computeIfAbsent(payload, p -> new AtomicInteger()).incrementAndGet();
             }
         }
 

@@ -53,8 +53,14 @@ class CrashLoopIT {
             AppProcess running = AppProcess.start("crash-loop-0", env);
             try {
                 // first deliveries write their keys in their transactions: the first kill leaves no claim, and the
-                // messages in flight come back redelivered
-                await().atMost(Duration.ofSeconds(60)).until(() -> charged(prefix) >= 10);
+                // messages in flight come back redelivered. A window of messages commits at once, 700 ms after it
+                // arrived, and the next window arrives with their acks: killed in the second window while messages
+                // are mid-charge, their transactions open (a kill between a window's commits and its acks would leave
+                // only charged ones to redeliver, which the next start acks as duplicates without claiming any)
+                await().atMost(Duration.ofSeconds(60)).until(() -> charged(prefix) >= 40);
+                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+                        .until(() -> Ledger.count("SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                                + " current_database() AND state = 'idle in transaction'") >= 10);
                 running.kill();
                 for (int i = 1; i <= 3; i++) {
                     String started = Ledger.text("SELECT now()::text");

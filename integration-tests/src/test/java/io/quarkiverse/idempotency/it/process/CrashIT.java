@@ -27,7 +27,8 @@ import io.quarkiverse.idempotency.testing.AppProcess;
  * times at different points, and restarted: every payment is charged exactly once, the queue ends empty, and only the
  * keyless payments are dead-lettered. Its handler is {@code @Transactional}, so its keys are written in its
  * transactions: a kill leaves no claim behind, nothing is taken over, and the payments in flight at a kill are charged
- * within seconds of the restart, not after a claim timeout.
+ * within seconds of the restart, not after a claim timeout. Each charge sends a receipt through the outbox: every
+ * charged order's receipt is recorded exactly once downstream, whatever a kill interrupted.
  */
 class CrashIT {
 
@@ -95,6 +96,12 @@ class CrashIT {
                             + Ledger.claims() + " claims, " + broker.ready(Broker.DLQ) + " dead-lettered (" + KEYLESS
                             + " expected); " + String.join("; ", report), e);
                 }
+                // Each charge's receipt went through the outbox in the charge's transaction: a kill between a commit and
+                // the broker's confirm left its row, which the relay sends once its lease ran out, under its id.
+                await().atMost(Duration.ofSeconds(90)).until(() -> Ledger.outboxRows() == 0
+                        && Ledger.chargesWithoutOneReceipt() == 0);
+                report.add("receipts recorded downstream " + Ledger.receipts("C-") + " (one per order); relayed by the"
+                        + " last process " + last.metric("idempotency_outbox_sent_total", "path=\"relay\""));
                 double takeovers = last.metric("idempotency_takeovers_total", "channel=\"payments\"");
                 report.add("published " + messages.size() + " messages for " + ORDERS + " orders; charges "
                         + Ledger.charges() + "; dead-lettered " + broker.ready(Broker.DLQ)

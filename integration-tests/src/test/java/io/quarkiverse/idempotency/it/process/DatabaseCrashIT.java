@@ -88,6 +88,12 @@ class DatabaseCrashIT {
                         throw new AssertionError(charged() + " of " + ORDERS + " orders charged, "
                                 + broker.ready(Broker.QUEUE) + " ready, " + Ledger.claims() + " claims", e);
                     }
+                    // Each charge's receipt goes through the outbox once its asynchronous commit is durable: a receipt
+                    // sent for a charge the crash undid would be a second receipt, under another id, for its order.
+                    await().atMost(Duration.ofSeconds(90)).until(() -> Ledger.outboxRows() == 0
+                            && Ledger.distinctReceiptOrders("D-") == ORDERS);
+                    assertEquals(ORDERS, Ledger.receipts("D-"), "one receipt per order, none for a charge the crash"
+                            + " undid");
                     long asynchronous = Ledger.count("SELECT count(*) FROM database_crash_async");
                     System.out.println("DATABASE CRASH: crashed with " + visibleAtCrash + " orders charged as seen, "
                             + keptByCrash + " kept by the crash (" + (visibleAtCrash - keptByCrash) + " committed but"

@@ -24,12 +24,15 @@ class SchemaIT {
         Ledger.execute("CREATE SCHEMA idem_fresh");
         try (AppProcess app = AppProcess.start("schema-fresh", Services.with(Map.of("QUARKUS_DATASOURCE_JDBC_URL",
                 Ledger.url() + "?currentSchema=idem_fresh")))) {
-            // the application's V1, then the extension's repeatable migration, from the extension's jar
-            assertEquals("1 payments, R quarkus idempotency", Ledger.text("SELECT string_agg(coalesce(version, 'R')"
-                    + " || ' ' || description, ', ' ORDER BY installed_rank) FROM idem_fresh.flyway_schema_history"
-                    + " WHERE success AND type = 'SQL'"));
+            // the application's V1 and V2, then the extension's repeatable migrations (keys, outbox), from its jar
+            assertEquals("1 payments, 2 receipts, R quarkus idempotency, R quarkus idempotency outbox",
+                    Ledger.text("SELECT string_agg(coalesce(version, 'R')"
+                            + " || ' ' || description, ', ' ORDER BY installed_rank) FROM idem_fresh.flyway_schema_history"
+                            + " WHERE success AND type = 'SQL'"));
             assertEquals(1, Ledger.count("SELECT count(*) FROM information_schema.columns WHERE table_schema ="
                     + " 'idem_fresh' AND table_name = 'idempotency_record' AND column_name = 'lease_until'"));
+            assertEquals(1, Ledger.count("SELECT count(*) FROM information_schema.columns WHERE table_schema ="
+                    + " 'idem_fresh' AND table_name = 'idempotency_outbox' AND column_name = 'lease_until'"));
         }
     }
 
@@ -43,5 +46,24 @@ class SchemaIT {
         assertTrue(exited.code() != 0, "startup fails");
         assertTrue(exited.log().contains("The idempotency table 'idempotency_record' does not exist"), exited.log());
         assertTrue(exited.log().contains("classpath:db/idempotency/flyway"), "names the remedy");
+    }
+
+    @Test
+    void withoutTheOutboxTableStartupFailsNamingTheRemedy() throws Exception {
+        Ledger.execute("DROP SCHEMA IF EXISTS idem_no_outbox CASCADE");
+        Ledger.execute("CREATE SCHEMA idem_no_outbox");
+        String url = Ledger.url() + "?currentSchema=idem_no_outbox";
+        // every table, as Flyway creates them; then the outbox's dropped, and Flyway kept from creating it again
+        try (AppProcess app = AppProcess.start("schema-outbox-setup", Services.with(Map.of(
+                "QUARKUS_DATASOURCE_JDBC_URL", url)))) {
+            assertEquals(1, Ledger.count("SELECT count(*) FROM information_schema.tables WHERE table_schema ="
+                    + " 'idem_no_outbox' AND table_name = 'idempotency_outbox'"));
+        }
+        Ledger.execute("DROP TABLE idem_no_outbox.idempotency_outbox");
+        AppProcess.Exited exited = AppProcess.run("schema-no-outbox", Services.with(Map.of(
+                "QUARKUS_DATASOURCE_JDBC_URL", url, "QUARKUS_FLYWAY_MIGRATE_AT_START", "false")), Duration.ofSeconds(60));
+        assertTrue(exited.code() != 0, "startup fails");
+        assertTrue(exited.log().contains("The outbox table 'idempotency_outbox' does not exist"), exited.log());
+        assertTrue(exited.log().contains("classpath:db/idempotency/outbox/flyway"), "names the remedy");
     }
 }

@@ -50,7 +50,7 @@ public final class KeyTable {
     private final TransactionManager transactions;
     private final String name;
 
-    KeyTable(DataSource dataSource, TransactionManager transactions, String name) {
+    public KeyTable(DataSource dataSource, TransactionManager transactions, String name) {
         this.dataSource = dataSource;
         this.transactions = transactions;
         this.name = name;
@@ -116,12 +116,16 @@ public final class KeyTable {
 
     /**
      * Runs statements in one transaction of their own, on one connection: committed when the work returns, rolled back
-     * when it throws.
+     * when it throws. Inside a caller's transaction (a handler's, a claim that finds no partition ahead), a new JTA
+     * transaction that commits or rolls back the connection enlisted in it; outside one, the connection's own.
      *
      * @param failure what failed, for the exception's message
      */
     public <T> T transaction(Work<T> work, String failure) {
-        return onItsOwn(() -> connect(c -> {
+        if (inTransaction()) {
+            return QuarkusTransaction.requiringNew().call(() -> connect(work, failure));
+        }
+        return connect(c -> {
             boolean autoCommit = c.getAutoCommit();
             c.setAutoCommit(false);
             try {
@@ -134,7 +138,7 @@ public final class KeyTable {
             } finally {
                 c.setAutoCommit(autoCommit);
             }
-        }, failure));
+        }, failure);
     }
 
     /**
@@ -145,6 +149,17 @@ public final class KeyTable {
     public <T> T onItsOwn(Supplier<T> work) {
         if (inTransaction()) {
             return QuarkusTransaction.requiringNew().call(work::get);
+        }
+        return work.get();
+    }
+
+    /**
+     * Runs work that must run outside any transaction block, on a connection in auto-commit (a concurrent detach, a
+     * session-level lock): a caller's transaction is suspended meanwhile, not joined and not nested.
+     */
+    public <T> T outsideTransactions(Supplier<T> work) {
+        if (inTransaction()) {
+            return QuarkusTransaction.suspendingExisting().call(work::get);
         }
         return work.get();
     }

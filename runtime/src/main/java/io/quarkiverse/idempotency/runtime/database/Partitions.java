@@ -56,10 +56,15 @@ final class Partitions {
     void cover(Duration retention) {
         long needed = System.currentTimeMillis() + retention.toMillis() + period.toMillis();
         if (needed >= coveredUntilMillis) {
-            if (retention.toMillis() > longestRetentionMillis) {
-                longestRetentionMillis = retention.toMillis();
+            synchronized (this) {
+                if (retention.toMillis() > longestRetentionMillis) {
+                    longestRetentionMillis = retention.toMillis();
+                }
+                // writers that waited here while another one created them find them made
+                if (needed >= coveredUntilMillis) {
+                    createAhead();
+                }
             }
-            createAhead();
         }
     }
 
@@ -108,12 +113,15 @@ final class Partitions {
 
     /**
      * Drops the partitions whose every key has expired: each detached concurrently (claims go on meanwhile), then
-     * dropped. One instance at a time; another one finding it busy drops nothing.
+     * dropped. One instance at a time; another one finding it busy drops nothing. Outside any transaction, even when
+     * called inside one ({@code IdempotencyPurge} from a {@code @Transactional} method): a concurrent detach cannot run
+     * in a transaction block, and the session-level lock that makes the instances take turns must be released on a
+     * connection that is not left in an aborted transaction.
      *
      * @return the number of keys dropped (counted for partitions of up to 100,000 keys, else estimated)
      */
     long dropExpired() {
-        return table.onItsOwn(() -> table.connect(c -> {
+        return table.outsideTransactions(() -> table.connect(c -> {
             try (Statement s = c.createStatement()) {
                 try (ResultSet rs = s.executeQuery(PartitionStatements.dropLock(table.name()))) {
                     rs.next();

@@ -13,17 +13,14 @@ import io.quarkiverse.idempotency.IdempotencyStore;
  * Readiness: the idempotency store can be used (reachable, its table present). While it cannot, every delivery to an
  * {@code @Idempotent} method is redelivered later, so the consumer is not ready. Registered when the application has
  * SmallRye Health and {@code quarkus.idempotency.health.enabled}. The store is asked at most once per
- * {@value #FRESH_MILLIS} ms, however often the probe is called.
+ * {@value FreshResponse#FRESH_MILLIS} ms, however often the probe is called.
  */
 @Readiness
 @ApplicationScoped
 public class IdempotencyStoreHealthCheck implements HealthCheck {
 
-    static final long FRESH_MILLIS = 2_000;
-
     private final IdempotencyStore store;
-    private volatile HealthCheckResponse last;
-    private volatile long lastAt;
+    private final FreshResponse fresh = new FreshResponse(this::check);
 
     @Inject
     public IdempotencyStoreHealthCheck(IdempotencyStore store) {
@@ -32,15 +29,7 @@ public class IdempotencyStoreHealthCheck implements HealthCheck {
 
     @Override
     public HealthCheckResponse call() {
-        long now = System.nanoTime();
-        HealthCheckResponse cached = last;
-        if (cached != null && now - lastAt < FRESH_MILLIS * 1_000_000) {
-            return cached;
-        }
-        HealthCheckResponse response = check();
-        last = response;
-        lastAt = now;
-        return response;
+        return fresh.get();
     }
 
     private HealthCheckResponse check() {

@@ -1,0 +1,132 @@
+package io.quarkiverse.idempotency.test.outbox;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.time.Duration;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import jakarta.enterprise.inject.Any;
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import org.eclipse.microprofile.reactive.messaging.Channel;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.idempotency.MessageIdMetadata;
+import io.quarkiverse.idempotency.OutboxEmitter;
+import io.quarkiverse.idempotency.test.support.Sql;
+import io.quarkiverse.idempotency.test.support.TestApps;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.reactive.messaging.memory.InMemoryConnector;
+import io.smallrye.reactive.messaging.memory.InMemorySink;
+
+/**
+ * The outbox on the real PostgreSQL, sending to an in-memory channel: a committed send arrives once with its id and
+ * leaves no row; a rolled-back one sends nothing; one outside a transaction is refused; an object payload is stored
+ * as JSON and relayed as its class; rows are relayed in the order they were written.
+ */
+class OutboxInMemoryChannelTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], Sender.class, Receipt.class)
+            .overrideConfigKey("mp.messaging.outgoing.receipts.connector", "smallrye-in-memory")
+            .overrideConfigKey("quarkus.idempotency.outbox.relay-every", "1s");
+
+    public record Receipt(String orderId, long amountCents) {
+    }
+
+    @Singleton
+    public static class Sender {
+
+        @Inject
+        @Channel("receipts")
+        OutboxEmitter<Receipt> receipts;
+    }
+
+    @Inject
+    Sender sender;
+
+    @Inject
+    @Any
+    InMemoryConnector connector;
+
+    @Inject
+    DataSource dataSource;
+
+    InMemorySink<Receipt> sink;
+    Sql sql;
+
+    @BeforeEach
+    void clear() throws Exception {
+        sink = connector.sink("receipts");
+        sink.clear();
+        sql = new Sql(dataSource);
+        sql.execute("DELETE FROM idempotency_outbox");
+    }
+
+    @Test
+    void aCommittedSendArrivesOnceWithItsIdAndLeavesNoRow() {
+        String id = QuarkusTransaction.requiringNew().call(() -> sender.receipts.send(new Receipt("A-1", 1299)));
+        await().atMost(Duration.ofSeconds(10)).until(() -> sink.received().size() == 1 && rows() == 0);
+        Message<Receipt> message = sink.received().get(0);
+        assertEquals(new Receipt("A-1", 1299), message.getPayload());
+        assertEquals(id, message.getMetadata(MessageIdMetadata.class).orElseThrow().id());
+    }
+
+    @Test
+    void aRolledBackSendSendsNothingAndOneOutsideATransactionIsRefused() throws Exception {
+        assertThrows(IllegalStateException.class, () -> QuarkusTransaction.requiringNew().run(() -> {
+            sender.receipts.send(new Receipt("B-1", 1));
+            throw new IllegalStateException("rolled back");
+        }));
+        assertThrows(IllegalStateException.class, () -> sender.receipts.send(new Receipt("B-2", 1)));
+        Thread.sleep(2500); // more than two relay runs
+        assertEquals(List.of(), sink.received());
+        assertEquals(0, rows());
+    }
+
+    @Test
+    void leftRowsAreRelayedAsTheirClassInTheOrderTheyWereWritten() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            sql.execute("INSERT INTO idempotency_outbox (message_id, channel, payload_type, payload, lease_owner,"
+                    + " lease_until) VALUES ('left-" + i + "', 'receipts', '" + Receipt.class.getName()
+                    + "', convert_to('{\"orderId\":\"L-" + i + "\",\"amountCents\":" + i
+                    + "}', 'UTF8'), 'gone', now() - interval '1 second')");
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> sink.received().size() == 5 && rows() == 0);
+        for (int i = 0; i < 5; i++) {
+            Message<Receipt> message = sink.received().get(i);
+            assertInstanceOf(Receipt.class, message.getPayload());
+            assertEquals(new Receipt("L-" + i, i), message.getPayload());
+            assertEquals("left-" + i, message.getMetadata(MessageIdMetadata.class).orElseThrow().id());
+        }
+    }
+
+    @Test
+    void rowsOfAnotherApplicationsChannelAreLeftToIt() throws Exception {
+        // a table shared with another application: its rows are not this relay's to claim (and fail)
+        sql.execute("INSERT INTO idempotency_outbox (message_id, channel, payload_type, payload, lease_owner,"
+                + " lease_until) VALUES ('theirs', 'their-channel', 'string', convert_to('x', 'UTF8'), NULL,"
+                + " now() - interval '1 second')");
+        sql.execute("INSERT INTO idempotency_outbox (message_id, channel, payload_type, payload, lease_owner,"
+                + " lease_until) VALUES ('ours', 'receipts', '" + Receipt.class.getName() + "', convert_to("
+                + "'{\"orderId\":\"O-1\",\"amountCents\":1}', 'UTF8'), NULL, now() - interval '1 second')");
+        await().atMost(Duration.ofSeconds(10)).until(() -> sink.received().size() == 1 && rows() == 1);
+        Thread.sleep(2500); // more than two relay runs
+        assertEquals("theirs|0|", sql.query("SELECT message_id || '|' || attempts || '|' || coalesce(last_error, '')"
+                + " FROM idempotency_outbox"), "untouched: not claimed, not failed");
+    }
+
+    private long rows() throws Exception {
+        return Long.parseLong(sql.query("SELECT count(*) FROM idempotency_outbox"));
+    }
+}

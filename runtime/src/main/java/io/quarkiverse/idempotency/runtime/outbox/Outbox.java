@@ -1,0 +1,381 @@
+package io.quarkiverse.idempotency.runtime.outbox;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongConsumer;
+
+import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+
+import org.eclipse.microprofile.config.ConfigProvider;
+
+import io.quarkiverse.idempotency.runtime.EnlistRefusal;
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
+import io.quarkiverse.idempotency.runtime.StoreMisconfiguredException;
+import io.quarkiverse.idempotency.runtime.WorkerId;
+
+/**
+ * The transactional outbox: writes each message in the sender's transaction, sends the messages of a transaction just
+ * after it committed (the fast path), and relays rows left unsent (a crash, a broker that refused or did not answer)
+ * on a lease. A sent row is deleted once the broker confirmed it; a refused one is retried with a growing delay, its
+ * failures counted on the row.
+ */
+public class Outbox {
+
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(Outbox.class);
+    /** SmallRye's in-memory connector, for tests: its messages are acknowledged as they arrive, and carry no id. */
+    private static final String IN_MEMORY = "smallrye-in-memory";
+
+    private final OutboxTable table;
+    private final TransactionSynchronizationRegistry transactions;
+    private final String owner;
+    private final OutboxSettings settings;
+    private final Executor worker;
+    private final Iterable<OutgoingIds> connectors;
+    /** Returns once every commit before the call is durable (the WAL flushed past it). */
+    private final Runnable awaitDurable;
+    private final Map<String, ChannelOutbox<?>> channels = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedQueue<Long> sent = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean deleting = new AtomicBoolean();
+    private final LongAdder sentAtOnce = new LongAdder();
+    private final LongAdder relayed = new LongAdder();
+    private final LongAdder failures = new LongAdder();
+    private volatile OutboxBacklog lastBacklog = OutboxBacklog.NONE;
+    private volatile LongConsumer confirmed = nanos -> {
+    };
+
+    Outbox(OutboxTable table, TransactionSynchronizationRegistry transactions, WorkerId worker,
+            OutboxSettings settings, Executor executor, Iterable<OutgoingIds> connectors, Runnable awaitDurable) {
+        this.connectors = connectors;
+        this.awaitDurable = awaitDurable;
+        this.table = table;
+        this.transactions = transactions;
+        this.owner = worker.value();
+        this.settings = settings;
+        this.worker = executor;
+    }
+
+    OutboxTable table() {
+        return table;
+    }
+
+    /**
+     * Takes a channel's outbox as SmallRye wires it: its connector's way of carrying ids, and the check that the
+     * connector acknowledges a message only once the broker confirmed it.
+     *
+     * @throws StoreMisconfiguredException when it would not: the application does not start
+     */
+    void register(ChannelOutbox<?> channel) {
+        String connector = ConfigProvider.getConfig()
+                .getOptionalValue("mp.messaging.outgoing." + channel.channel() + ".connector", String.class)
+                .orElse(null);
+        OutgoingIds known = null;
+        for (OutgoingIds ids : connectors) {
+            if (ids.connector().equals(connector)) {
+                known = ids;
+            }
+        }
+        if (known == null && !IN_MEMORY.equals(connector)) {
+            throw new StoreMisconfiguredException("Outbox channel '" + channel.channel() + "' is on connector '"
+                    + connector + "', whose acknowledgement and message id the outbox does not know: it sends to"
+                    + " smallrye-rabbitmq and smallrye-kafka channels. Use a plain Emitter for this channel", null);
+        }
+        if (known != null) {
+            String unsafe = known.unconfirmed(channel.channel());
+            if (unsafe != null) {
+                throw new StoreMisconfiguredException("Outbox channel '" + channel.channel()
+                        + "' would lose messages: " + unsafe, null);
+            }
+            channel.idsBy(known);
+        }
+        channels.put(channel.channel(), channel);
+    }
+
+    /** @return the channels the outbox sends to */
+    public java.util.Set<String> channelNames() {
+        return java.util.Set.copyOf(channels.keySet());
+    }
+
+    Map<String, ChannelOutbox<?>> channels() {
+        return channels;
+    }
+
+    /** Writes a message in the caller's transaction; sent once the transaction has committed. */
+    String write(ChannelOutbox<?> channel, Object payload, String givenId, String key) {
+        int status = transactions.getTransactionStatus();
+        if (status != Status.STATUS_ACTIVE) {
+            throw new IllegalStateException("The outbox of channel '" + channel.channel() + "' writes in the caller's"
+                    + " transaction, and there is " + (status == Status.STATUS_NO_TRANSACTION ? "none"
+                            : "none active (status " + status + ")")
+                    + ": the message is not sent. Send it from a @Transactional method (on the datasource of the"
+                    + " idempotency keys), or through a plain Emitter if it needs no outbox");
+        }
+        String messageId = givenId != null ? givenId : UUID.randomUUID().toString();
+        byte[] stored = OutboxPayloads.encode(payload);
+        OutboxTable.Written written;
+        try {
+            written = table.insert(messageId, channel.channel(), key, OutboxPayloads.kind(payload), stored, owner,
+                    settings.lease());
+        } catch (RuntimeException e) {
+            if (EnlistRefusal.in(e)) {
+                // without its cause: the refusal is the sender's to fix, not a sign that the keys live apart
+                throw new IllegalStateException("The outbox of channel '" + channel.channel() + "' writes on the"
+                        + " datasource of the idempotency keys, and the sender's transaction already holds another"
+                        + " datasource: the message is not sent. Send it from a transaction on the keys' datasource ("
+                        + e.getMessage() + ")");
+            }
+            throw e;
+        }
+        AfterCommit pending = pending();
+        if (pending.rows.isEmpty()) {
+            pending.firstWritten = System.nanoTime();
+        }
+        pending.rows.add(new OutboxRow(written.id(), messageId, channel.channel(), key, payload, 0));
+        pending.asynchronousCommit |= written.asynchronousCommit();
+        return messageId;
+    }
+
+    private AfterCommit pending() {
+        AfterCommit pending = (AfterCommit) transactions.getResource(AfterCommit.class);
+        if (pending == null) {
+            pending = new AfterCommit();
+            transactions.putResource(AfterCommit.class, pending);
+            transactions.registerInterposedSynchronization(pending);
+        }
+        return pending;
+    }
+
+    /** The messages one transaction wrote, sent when it commits, forgotten when it rolls back. */
+    private final class AfterCommit implements Synchronization {
+        final List<OutboxRow> rows = new ArrayList<>(2);
+        /** Whether the transaction's commit returns before it is durable: then sent once the WAL is flushed. */
+        boolean asynchronousCommit;
+        /** When its first row was written: the rows' leases run from then. */
+        long firstWritten;
+
+        @Override
+        public void beforeCompletion() {
+        }
+
+        @Override
+        public void afterCompletion(int status) {
+            if (status != Status.STATUS_COMMITTED) {
+                return;
+            }
+            if (!asynchronousCommit) {
+                sendAll();
+                return;
+            }
+            // a message must not announce work that a database crash in the next milliseconds would undo
+            worker.execute(() -> {
+                try {
+                    awaitDurable.run();
+                } catch (RuntimeException e) {
+                    LOG.outboxNotDurableAt(e.getMessage(), rows.size()); // the rows, if they survived, are relayed
+                    return;
+                }
+                sendAll();
+            });
+        }
+
+        private void sendAll() {
+            // past half its lease, a row may be claimed by a relay before its sending is confirmed: the relay sends it
+            if (System.nanoTime() - firstWritten > settings.lease().toNanos() / 2) {
+                return;
+            }
+            for (OutboxRow row : rows) {
+                send(row, row.payload(), false);
+            }
+        }
+    }
+
+    private CompletableFuture<Boolean> send(OutboxRow row, Object payload, boolean relay) {
+        ChannelOutbox<?> channel = channels.get(row.channel());
+        if (channel == null) {
+            CompletableFuture<Void> failed = new CompletableFuture<>();
+            failed.completeExceptionally(new IllegalStateException("No outbox channel '" + row.channel()
+                    + "' in this application"));
+            return whenSent(row, failed, relay);
+        }
+        return whenSent(row, channel.relay(row, payload).toCompletableFuture(), relay);
+    }
+
+    /** @return completed with whether the message was confirmed (a failure is recorded on its row, and counted) */
+    private CompletableFuture<Boolean> whenSent(OutboxRow row, CompletableFuture<Void> sending, boolean relay) {
+        long started = System.nanoTime();
+        return sending.handle((ok, failure) -> {
+            if (failure == null) {
+                confirmed.accept(System.nanoTime() - started);
+                (relay ? relayed : sentAtOnce).increment();
+                sent.add(row.id());
+                deleteSent();
+                return true;
+            }
+            failures.increment();
+            // the channel busy (its buffer full) is no refusal by the broker: not logged, retried all the same
+            boolean refused = !(unwrap(failure) instanceof ChannelOutbox.NotSent);
+            worker.execute(() -> recordFailure(row, failure, refused));
+            return false;
+        });
+    }
+
+    private static Throwable unwrap(Throwable failure) {
+        return failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                ? failure.getCause()
+                : failure;
+    }
+
+    private void recordFailure(OutboxRow row, Throwable failure, boolean log) {
+        Duration retryIn = settings.retryDelay(row.attempts(), ThreadLocalRandom.current().nextDouble());
+        String error = String.valueOf(unwrap(failure));
+        if (log) {
+            LOG.outboxSendFailedAt(row.channel(), row.messageId(), row.attempts() + 1, error, retryIn.toMillis());
+        }
+        try {
+            table.failed(row.id(), owner, error.length() > 2000 ? error.substring(0, 2000) : error, retryIn);
+        } catch (RuntimeException e) {
+            // the row keeps its lease, and is sent again when it runs out
+            LOG.outboxNotRecorded(row.messageId(), e.getMessage());
+        }
+    }
+
+    /** Deletes the sent rows on a worker thread, one statement for all those confirmed meanwhile. */
+    private void deleteSent() {
+        if (deleting.compareAndSet(false, true)) {
+            worker.execute(this::drainSent);
+        }
+    }
+
+    private void drainSent() {
+        try {
+            List<Long> ids = new ArrayList<>();
+            for (Long id; ids.size() < settings.batchSize() && (id = sent.poll()) != null;) {
+                ids.add(id);
+            }
+            if (!ids.isEmpty()) {
+                try {
+                    table.deleteSent(ids, owner);
+                } catch (RuntimeException e) {
+                    // sent again after their lease, with the same ids: downstream consumers drop the copies
+                    LOG.outboxNotDeleted(ids.size(), e.getMessage());
+                }
+            }
+        } finally {
+            deleting.set(false);
+        }
+        if (!sent.isEmpty()) {
+            deleteSent();
+        }
+    }
+
+    /**
+     * Sends the rows whose lease has run out (left by a crash, refused by the broker, or written by an instance that is
+     * gone), batch after batch, each awaited within its lease.
+     *
+     * @return how many rows it claimed
+     */
+    public int relayDue() {
+        if (channels.isEmpty()) {
+            return 0;
+        }
+        int claimed = 0;
+        while (true) {
+            List<OutboxRow> rows = table.claimDue(owner, settings.lease(), settings.batchSize(), channels.keySet());
+            claimed += rows.size();
+            List<CompletableFuture<Boolean>> sending = new ArrayList<>(rows.size());
+            for (OutboxRow row : rows) {
+                Object payload;
+                try {
+                    OutboxTable.StoredPayload stored = (OutboxTable.StoredPayload) row.payload();
+                    payload = OutboxPayloads.decode(stored.kind(), stored.bytes());
+                } catch (RuntimeException e) {
+                    sending.add(whenSent(row, CompletableFuture.failedFuture(e), true));
+                    continue;
+                }
+                sending.add(send(row, payload, true));
+            }
+            boolean allConfirmed;
+            try {
+                // half the lease: its rows must not be claimed again while their sendings may still be confirmed
+                CompletableFuture.allOf(sending.toArray(CompletableFuture[]::new))
+                        .get(settings.lease().toMillis() / 2, TimeUnit.MILLISECONDS);
+                allConfirmed = sending.stream().allMatch(CompletableFuture::join);
+            } catch (TimeoutException | java.util.concurrent.ExecutionException e) {
+                return claimed; // the broker is slow to confirm: the rows are sent again after their lease
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return claimed;
+            }
+            // another batch only while the broker takes every message: a refused one waits for its retry delay
+            if (rows.size() < settings.batchSize() || !allConfirmed) {
+                return claimed;
+            }
+        }
+    }
+
+    /** Lets go, at startup, of rows that earlier starts of this instance leased and did not send (they died). */
+    int releaseEarlierStarts(String instancePrefix) {
+        return table.releaseEarlierStarts(instancePrefix, owner);
+    }
+
+    /** @return the oldest waiting messages, at most {@code limit}: id, message id, channel, age, failures */
+    public List<Map<String, Object>> oldest(int limit) {
+        return table.oldest(limit);
+    }
+
+    /**
+     * Sends now the messages waiting for a retry after a refusal, and any whose lease ran out (the Dev UI's "send
+     * now"); messages still leased to a sender are left to it.
+     *
+     * @return how many rows the relay claimed
+     */
+    public int sendNow() {
+        table.retryNow();
+        return relayDue();
+    }
+
+    /** @return messages sent just after their transaction committed */
+    public long sentAtOnce() {
+        return sentAtOnce.sum();
+    }
+
+    /** @return messages sent by the relay (after a crash, a refusal, or from another instance) */
+    public long relayed() {
+        return relayed.sum();
+    }
+
+    /** @return sendings the broker refused or that failed */
+    public long failures() {
+        return failures.sum();
+    }
+
+    /** @return the rows waiting and the age of the oldest, read from the table now */
+    public OutboxBacklog backlog() {
+        OutboxBacklog read = table.backlog();
+        lastBacklog = read;
+        return read;
+    }
+
+    /** @return the backlog as the relay job last read it (each run), or none yet */
+    public OutboxBacklog lastBacklog() {
+        return lastBacklog;
+    }
+
+    /** @param listener told the nanoseconds from each message's sending to its broker confirm */
+    public void onConfirmed(LongConsumer listener) {
+        this.confirmed = listener;
+    }
+}
