@@ -46,15 +46,28 @@ public final class AppProcess implements AutoCloseable {
      * @param env its environment on top of this JVM's: the servers it reaches, its settings
      */
     public static AppProcess start(String name, Map<String, String> env) throws IOException {
-        Path log = Path.of("target", name + ".log");
-        AppProcess app = new AppProcess(name, launch(log, env), log);
-        Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
-            if (!app.process.isAlive()) {
-                throw new IllegalStateException(name + " exited at startup; see " + log.toAbsolutePath());
-            }
-            return app.logText().contains("Installed features");
-        });
-        return app;
+        return startTogether(env, name).get(0);
+    }
+
+    /**
+     * Starts the applications at once, then waits until each is up: none has a head start of its own startup time over
+     * the others (a test that needs two consumers on one queue would otherwise see the first take everything).
+     */
+    public static List<AppProcess> startTogether(Map<String, String> env, String... names) throws IOException {
+        List<AppProcess> apps = new ArrayList<>();
+        for (String name : names) {
+            Path log = Path.of("target", name + ".log");
+            apps.add(new AppProcess(name, launch(log, env), log));
+        }
+        for (AppProcess app : apps) {
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
+                if (!app.process.isAlive()) {
+                    throw new IllegalStateException(app.name + " exited at startup; see " + app.log.toAbsolutePath());
+                }
+                return app.logText().contains("Installed features");
+            });
+        }
+        return apps;
     }
 
     /** Starts the application and waits for it to exit by itself (a startup that fails). */

@@ -83,8 +83,9 @@ class PoisonIT {
 
     @Test
     void theAttemptCountSurvivesARestartAndTwoInstancesShareOneBudget() throws Exception {
-        Map<String, String> env = Map.of("QUARKUS_IDEMPOTENCY_RETRY_INITIAL_DELAY", "2s",
-                "QUARKUS_IDEMPOTENCY_RETRY_MAX_DELAY", "2s", "QUARKUS_IDEMPOTENCY_RETRY_JITTER", "0");
+        // 3 s between attempts: the four shared attempts span 9 s or more, and both instances are up well within that
+        Map<String, String> env = Map.of("QUARKUS_IDEMPOTENCY_RETRY_INITIAL_DELAY", "3s",
+                "QUARKUS_IDEMPOTENCY_RETRY_MAX_DELAY", "3s", "QUARKUS_IDEMPOTENCY_RETRY_JITTER", "0");
         try (Broker broker = new Broker()) {
             List<AppProcess> apps = new ArrayList<>();
             try {
@@ -97,8 +98,8 @@ class PoisonIT {
                 await().atMost(Duration.ofSeconds(30)).until(() -> attempts() == 1
                         && count(first.logText(), "PaymentConsumer#charge", "failed") == 1);
                 first.kill(); // waiting out its retry delay: the message goes back to the queue with the connection
-                apps.add(AppProcess.start("poison-restart-b", Services.with(env)));
-                apps.add(AppProcess.start("poison-restart-c", Services.with(env)));
+                // started together: one started after the other was up could find every shared attempt made by it
+                apps.addAll(AppProcess.startTogether(Services.with(env), "poison-restart-b", "poison-restart-c"));
                 GetResponse dead = await().atMost(Duration.ofSeconds(60)).until(broker::nextDeadLetter,
                         r -> r != null);
                 assertEquals("5", header(dead, "x-idempotency-attempts"),
