@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -207,6 +208,19 @@ public interface IdempotencyStore {
      * @throws RuntimeException when that cannot be known (the store is unreachable): such a commit may have been lost
      */
     default void awaitDurable() {
+    }
+
+    /**
+     * {@link #awaitDurable()}, answering whether one of {@code forms} (a key in each form it may be stored under) is
+     * then recorded as confirmed. A crash of the store's server can lose a commit that returned before it was durable,
+     * and the work committed with it: a delivery acknowledged on such a commit would be lost for good. So the answer is
+     * {@code false} when the commit that confirmed the key is gone, even though the flush after the restart succeeded.
+     *
+     * @throws RuntimeException when that cannot be known (the store is unreachable)
+     */
+    default boolean awaitConfirmedDurably(List<ScopedKey> forms) {
+        awaitDurable();
+        return true;
     }
 
     /**

@@ -208,10 +208,18 @@ public final class Delivery implements DeliveryView {
 
     // Acked once the WAL is flushed past the commit that justifies the ack (the handler's asynchronous one, or the one
     // that confirmed a key found on such a channel); until then neither acked nor counted: see FOUND_DONE.
+    // A flush that succeeds after a crash of the database server proves nothing about a commit the crash lost: the key
+    // must still be there, confirmed, after it. Else the work went with the key, and the message is delivered again.
     private Uni<Void> onceDurable(Runnable then) {
-        return record.awaitDurable().onItemOrFailure().transformToUni((ignored, e) -> e != null
-                ? failure(storeFailed("learn whether the commit is durable, of", e))
-                : settled(then));
+        return record.awaitConfirmedDurably().onItemOrFailure().transformToUni((confirmed, e) -> {
+            if (e != null) {
+                return failure(storeFailed("learn whether the commit is durable, of", e));
+            }
+            return Boolean.TRUE.equals(confirmed) ? settled(then)
+                    : failure(storeFailed("keep the commit that confirmed", new IllegalStateException("the key is not"
+                            + " confirmed after the WAL flush: its commit was lost, with the work committed with it, by"
+                            + " a crash or restart of the database server before it was durable")));
+        });
     }
 
     private Uni<Void> confirmOnItsOwn() {

@@ -1,6 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Supplier;
 
 import io.quarkiverse.idempotency.Claim;
@@ -34,8 +35,8 @@ public interface KeyCalls {
     /** @see IdempotencyStore#peek(ScopedKey) */
     Uni<Claim> peek(ScopedKey key);
 
-    /** @see IdempotencyStore#awaitDurable() */
-    Uni<Void> awaitDurable();
+    /** @see IdempotencyStore#awaitConfirmedDurably(List) */
+    Uni<Boolean> awaitConfirmedDurably(List<ScopedKey> forms);
 
     /** Makes the {@link KeyCalls} of a store that do not block: present when the application has such calls. */
     interface Provider {
@@ -111,11 +112,8 @@ public interface KeyCalls {
         }
 
         @Override
-        public Uni<Void> awaitDurable() {
-            return call(() -> {
-                store.awaitDurable();
-                return null;
-            });
+        public Uni<Boolean> awaitConfirmedDurably(List<ScopedKey> forms) {
+            return call(() -> store.awaitConfirmedDurably(forms));
         }
     }
 }

@@ -1,5 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
+import java.util.List;
+
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.MessageFacts;
@@ -76,9 +78,12 @@ final class KeyRecord {
         return calls.recordFailure(key, token(), failure, policy.retry().maxAttempts(), policy.retention());
     }
 
-    /** @return completes once every commit visible now is durable */
-    Uni<Void> awaitDurable() {
-        return calls.awaitDurable();
+    /**
+     * @return once every commit visible now is durable, whether the key is then confirmed (in either form while the
+     *         storage changes): {@code false} when the commit that confirmed it was lost in a crash of the database
+     */
+    Uni<Boolean> awaitConfirmedDurably() {
+        return calls.awaitConfirmedDurably(previousKey == null ? List.of(key) : List.of(key, previousKey));
     }
 
     Uni<Boolean> confirm() {

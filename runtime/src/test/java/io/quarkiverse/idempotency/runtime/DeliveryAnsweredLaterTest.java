@@ -1,5 +1,6 @@
 package io.quarkiverse.idempotency.runtime;
 
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -85,8 +86,8 @@ class DeliveryAnsweredLaterTest extends DeliveryTest {
             }
 
             @Override
-            public Uni<Void> awaitDurable() {
-                return later(atOnce.awaitDurable());
+            public Uni<Boolean> awaitConfirmedDurably(List<io.quarkiverse.idempotency.ScopedKey> forms) {
+                return later(atOnce.awaitConfirmedDurably(forms));
             }
         };
     }

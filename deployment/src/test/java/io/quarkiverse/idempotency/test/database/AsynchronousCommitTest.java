@@ -84,6 +84,7 @@ class AsynchronousCommitTest {
         charger.settings.clear();
         charger.failNext = false;
         charger.failTheNextFlush = false;
+        charger.loseTheNextCommit = false;
     }
 
     @Test
@@ -170,6 +171,30 @@ class AsynchronousCommitTest {
     }
 
     /**
+     * A crash of the server can lose an asynchronous commit after it returned, key and work together, and the flush that
+     * follows, on the restarted server, succeeds: the flush alone would have the message acked, and the payment lost
+     * for good. The message is acked only when the flush finds the key confirmed. The lost commit stands here as a
+     * transaction that committed without its key and its charge (the handler deletes both).
+     */
+    @Test
+    void aCommitLostBeforeItWasDurableLeavesTheMessageUnackedAndItsRedeliveryIsHandled() throws Exception {
+        long[] before = store.flushStatistics();
+        charger.loseTheNextCommit = true;
+        Delivered<String> first = send("async-charges", Delivered.withId("l-1", "L-1"));
+        assertEquals(0, first.acks(), "not acked: the commit that justified the ack is gone");
+        StoreUnavailableException unavailable = assertInstanceOf(StoreUnavailableException.class, first.nacks().get(0));
+        assertTrue(unavailable.requeue(), "delivered again later: " + unavailable);
+        assertTrue(String.valueOf(unavailable.getCause()).contains("commit was lost"), unavailable.toString());
+        assertEquals(before[1] + 1, store.flushStatistics()[1], "it waited for a flush");
+        assertEquals("0", sql().query("SELECT count(*)::text FROM idempotency_record"), "no key, no attempt counted");
+
+        assertEquals(1, send("async-charges", Delivered.withId("l-1", "L-1")).acks(), "the redelivery is handled");
+        assertEquals("1", sql().query("SELECT count(*)::text FROM test_charge"), "charged once");
+        assertEquals("CONFIRMED", sql().query("SELECT state FROM idempotency_record WHERE scoped_key ="
+                + " 'async-charges:l-1'"));
+    }
+
+    /**
      * A key confirmed by an asynchronous commit that is visible but not flushed yet (the WAL writer asleep): its
      * message redelivered meanwhile is acked as a duplicate only once a flush has passed that commit, so that a crash
      * of the server before the flush cannot lose the work, the key and the message at once.
@@ -245,6 +270,7 @@ class AsynchronousCommitTest {
         final Queue<String> settings = new ConcurrentLinkedQueue<>();
         volatile boolean failNext;
         volatile boolean failTheNextFlush;
+        volatile boolean loseTheNextCommit;
 
         @Inject
         TransactionSynchronizationRegistry transactions;
@@ -274,8 +300,16 @@ class AsynchronousCommitTest {
                 failTheNextFlush = false;
                 // the session's search path finds the test's pg_logical_emit_message first, which fails: the flush that
                 // follows the commit, on the same pooled connection, fails by construction
-                Charge.getEntityManager().createNativeQuery("SET search_path TO flush_fault, pg_catalog")
+                Charge.getEntityManager().createNativeQuery("SET search_path TO flush_fault, pg_catalog, public")
                         .executeUpdate();
+            }
+            if (loseTheNextCommit) {
+                loseTheNextCommit = false;
+                // what a crash of the server does to a commit not yet durable: neither the key nor the work is there
+                Charge.getEntityManager().createNativeQuery("DELETE FROM test_charge WHERE order_id = :order")
+                        .setParameter("order", orderId).executeUpdate();
+                Charge.getEntityManager().createNativeQuery("DELETE FROM idempotency_record WHERE scoped_key ="
+                        + " 'async-charges:' || lower(:order)").setParameter("order", orderId).executeUpdate();
             }
             if (failNext) {
                 failNext = false;

@@ -86,7 +86,12 @@ class DatabaseCrashIT {
                                 && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0);
                     } catch (ConditionTimeoutException e) {
                         throw new AssertionError(charged() + " of " + ORDERS + " orders charged, "
-                                + broker.ready(Broker.QUEUE) + " ready, " + Ledger.claims() + " claims", e);
+                                + broker.ready(Broker.QUEUE) + " ready, " + Ledger.claims() + " claims, "
+                                + broker.ready(Broker.DLQ) + " dead-lettered (" + deadLetteredBefore + " before);"
+                                + " the keys by state: " + Ledger.text("SELECT string_agg(state || ' ' || n, ', ') FROM"
+                                        + " (SELECT state, count(*) n FROM idempotency_record WHERE scope = 'payments'"
+                                        + " GROUP BY state) s"),
+                                e);
                     }
                     // Each charge's receipt goes through the outbox once its asynchronous commit is durable: a receipt
                     // sent for a charge the crash undid would be a second receipt, under another id, for its order.

@@ -97,7 +97,7 @@ public final class PoolKeys implements KeyCalls {
 
     /** Never asked: the build refuses asynchronous commits where keys go through the reactive client. */
     @Override
-    public Uni<Void> awaitDurable() {
+    public Uni<Boolean> awaitConfirmedDurably(List<ScopedKey> forms) {
         return Uni.createFrom().failure(new UnsupportedOperationException("Keys written through the reactive"
                 + " PostgreSQL client are never committed asynchronously"));
     }

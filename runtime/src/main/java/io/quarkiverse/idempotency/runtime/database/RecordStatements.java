@@ -49,6 +49,18 @@ public final class RecordStatements {
             + " WHEN 'off' THEN 'on' ELSE current_setting('synchronous_commit') END, true),"
             + " pg_logical_emit_message(true, 'quarkus-idempotency', '')";
 
+    /**
+     * {@link #FLUSH}, and which of the given keys are confirmed, as the statement's snapshot sees them: each such row was
+     * committed before the flush's record was written, so is durable once the flush's commit returns.
+     * <p>
+     * Parameters: 1 the scoped keys ({@code text[]}). Returns one row: the flush's two columns, then the confirmed keys
+     * among those asked ({@code text[]}).
+     */
+    static String flushConfirming(String table) {
+        return FLUSH + ", ARRAY(SELECT k FROM unnest(?::text[]) k WHERE EXISTS (SELECT 1 FROM " + table
+                + " r WHERE r.scoped_key = k AND r.state = 'CONFIRMED'))";
+    }
+
     final String claim;
     final String claimBatch;
     final String confirmBatch;
@@ -67,6 +79,7 @@ public final class RecordStatements {
     final String oldestClaim;
     final String state;
     final String peek;
+    final String flushConfirming;
 
     RecordStatements(String table, boolean asynchronousClaimCommit) {
         this.claim = claim(table, asynchronousClaimCommit);
@@ -87,6 +100,7 @@ public final class RecordStatements {
         this.oldestClaim = oldestClaim(table);
         this.state = state(table);
         this.peek = peek(table);
+        this.flushConfirming = flushConfirming(table);
     }
 
     // The milliseconds since a record was last written, for a table alias ("" or "r.").

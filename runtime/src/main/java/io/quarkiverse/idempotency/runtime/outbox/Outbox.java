@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -105,8 +106,8 @@ public class Outbox {
     }
 
     /** @return the channels the outbox sends to */
-    public java.util.Set<String> channelNames() {
-        return java.util.Set.copyOf(channels.keySet());
+    public Set<String> channelNames() {
+        return Set.copyOf(channels.keySet());
     }
 
     Map<String, ChannelOutbox<?>> channels() {
@@ -179,14 +180,19 @@ public class Outbox {
                 sendAll();
                 return;
             }
-            // a message must not announce work that a database crash in the next milliseconds would undo
+            // a message must not announce work that a database crash in the next milliseconds would undo: once the
+            // WAL is flushed, only the rows still there are sent (a flush that succeeds on a restarted server proves
+            // nothing about a commit the crash lost)
             worker.execute(() -> {
+                Set<Long> kept;
                 try {
                     awaitDurable.run();
+                    kept = table.present(rows);
                 } catch (RuntimeException e) {
                     LOG.outboxNotDurableAt(e.getMessage(), rows.size()); // the rows, if they survived, are relayed
                     return;
                 }
+                rows.removeIf(row -> !kept.contains(row.id()));
                 sendAll();
             });
         }

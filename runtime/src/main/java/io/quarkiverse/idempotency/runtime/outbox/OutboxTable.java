@@ -10,9 +10,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import io.quarkiverse.idempotency.runtime.database.KeyTable;
 
@@ -182,6 +184,31 @@ final class OutboxTable {
                 return ps.executeUpdate();
             }
         }, "Could not delete sent messages from the outbox table '" + name + "'"));
+    }
+
+    /**
+     * @return the ids of those rows the table holds as they were written (the id and the message id together): after a
+     *         crash of the server, a row whose asynchronous commit was lost is missing, or its id was taken again by
+     *         another message
+     */
+    Set<Long> present(List<OutboxRow> rows) {
+        List<Long> ids = new ArrayList<>(rows.size());
+        List<String> messageIds = new ArrayList<>(rows.size());
+        for (OutboxRow row : rows) {
+            ids.add(row.id());
+            messageIds.add(row.messageId());
+        }
+        return table.onItsOwn(() -> table.query("SELECT o.id FROM " + name + " o JOIN unnest(?::bigint[],"
+                + " ?::varchar[]) w(id, message_id) ON o.id = w.id AND o.message_id = w.message_id", ps -> {
+                    ps.setArray(1, longs(ps.getConnection(), ids));
+                    ps.setArray(2, ps.getConnection().createArrayOf("varchar", messageIds.toArray()));
+                }, rs -> {
+                    Set<Long> present = new HashSet<>();
+                    while (rs.next()) {
+                        present.add(rs.getLong(1));
+                    }
+                    return present;
+                }, "Could not read the outbox table '" + name + "'"));
     }
 
     private static Array longs(Connection c, List<Long> ids) throws SQLException {
