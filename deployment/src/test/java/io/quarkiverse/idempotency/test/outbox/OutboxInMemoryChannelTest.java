@@ -103,17 +103,29 @@ class OutboxInMemoryChannelTest {
      */
     @Test
     void afterAnAsynchronousCommitOnlyTheMessagesWhoseRowsAreThereAreSent() throws Exception {
-        String lost = QuarkusTransaction.requiringNew().call(() -> {
-            sql.execute("SET LOCAL synchronous_commit = off");
-            sender.receipts.send(new Receipt("K-1", 1));
-            String id = sender.receipts.send(new Receipt("K-2", 2));
-            sql.execute("DELETE FROM idempotency_outbox WHERE message_id = '" + id + "'");
-            return id;
-        });
-        await().atMost(Duration.ofSeconds(10)).until(() -> sink.received().size() == 1 && rows() == 0);
-        Thread.sleep(2500); // more than two relay runs
-        assertEquals(List.of(new Receipt("K-1", 1)), sink.received().stream().map(Message::getPayload).toList(),
-                "the message whose row is gone (" + lost + ") is not sent");
+        // the WAL writer asleep: only a flush of the outbox's own writes the commit out before the message leaves
+        sql.execute("ALTER SYSTEM SET wal_writer_delay = '10s'");
+        sql.query("SELECT pg_reload_conf()::text");
+        try {
+            String lost = QuarkusTransaction.requiringNew().call(() -> {
+                sql.execute("SET LOCAL synchronous_commit = off");
+                sender.receipts.send(new Receipt("K-1", 1));
+                String id = sender.receipts.send(new Receipt("K-2", 2));
+                sql.execute("DELETE FROM idempotency_outbox WHERE message_id = '" + id + "'");
+                return id;
+            });
+            String committed = sql.query("SELECT pg_current_wal_insert_lsn()::text");
+            await().atMost(Duration.ofSeconds(10)).until(() -> sink.received().size() == 1);
+            assertEquals("true", sql.query("SELECT (pg_wal_lsn_diff(pg_current_wal_flush_lsn(), '" + committed
+                    + "') >= 0)::text"), "sent once the WAL was flushed past its commit");
+            await().atMost(Duration.ofSeconds(10)).until(() -> rows() == 0);
+            Thread.sleep(2500); // more than two relay runs
+            assertEquals(List.of(new Receipt("K-1", 1)), sink.received().stream().map(Message::getPayload).toList(),
+                    "the message whose row is gone (" + lost + ") is not sent");
+        } finally {
+            sql.execute("ALTER SYSTEM RESET wal_writer_delay");
+            sql.query("SELECT pg_reload_conf()::text");
+        }
     }
 
     @Test

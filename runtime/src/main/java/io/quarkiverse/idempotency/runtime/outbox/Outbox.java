@@ -46,8 +46,6 @@ public class Outbox {
     private final OutboxSettings settings;
     private final Executor worker;
     private final Iterable<OutgoingIds> connectors;
-    /** Returns once every commit before the call is durable (the WAL flushed past it). */
-    private final Runnable awaitDurable;
     private final Map<String, ChannelOutbox<?>> channels = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Long> sent = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean deleting = new AtomicBoolean();
@@ -59,9 +57,8 @@ public class Outbox {
     };
 
     Outbox(OutboxTable table, TransactionSynchronizationRegistry transactions, WorkerId worker,
-            OutboxSettings settings, Executor executor, Iterable<OutgoingIds> connectors, Runnable awaitDurable) {
+            OutboxSettings settings, Executor executor, Iterable<OutgoingIds> connectors) {
         this.connectors = connectors;
-        this.awaitDurable = awaitDurable;
         this.table = table;
         this.transactions = transactions;
         this.owner = worker.value();
@@ -186,8 +183,7 @@ public class Outbox {
             worker.execute(() -> {
                 Set<Long> kept;
                 try {
-                    awaitDurable.run();
-                    kept = table.present(rows);
+                    kept = table.durable(rows);
                 } catch (RuntimeException e) {
                     LOG.outboxNotDurableAt(e.getMessage(), rows.size()); // the rows, if they survived, are relayed
                     return;

@@ -8,7 +8,6 @@ import jakarta.transaction.TransactionManager;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
 import io.agroal.api.AgroalDataSource;
-import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
 import io.quarkiverse.idempotency.runtime.WorkerId;
@@ -28,13 +27,13 @@ public class OutboxProducer {
     @Singleton
     Outbox outbox(TransactionManager transactions, TransactionSynchronizationRegistry registry, WorkerId worker,
             IdempotencyBuildTimeConfig config, IdempotencyConfig runtimeConfig,
-            @Any Instance<OutgoingIds> connectors, IdempotencyStore store) {
+            @Any Instance<OutgoingIds> connectors) {
         String name = config.database().datasource().orElse(DataSourceUtil.DEFAULT_DATASOURCE_NAME);
         AgroalDataSource dataSource = AgroalDataSourceUtil.dataSourceIfActive(name)
                 .orElseThrow(() -> new IllegalStateException("The outbox uses datasource '" + name
                         + "' (quarkus.idempotency.database.datasource), which is not configured or not active"));
         return new Outbox(new OutboxTable(new KeyTable(dataSource, transactions, config.outbox().table())), registry,
                 worker, OutboxSettings.of(runtimeConfig.outbox()), Infrastructure.getDefaultWorkerPool(),
-                connectors.stream().toList(), store::awaitDurable);
+                connectors.stream().toList());
     }
 }

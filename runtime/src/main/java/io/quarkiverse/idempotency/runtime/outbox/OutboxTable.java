@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Set;
 
 import io.quarkiverse.idempotency.runtime.database.KeyTable;
+import io.quarkiverse.idempotency.runtime.database.RecordStatements;
 
 /**
  * The outbox table and its statements. A row is written in the sender's transaction with a lease held by the
@@ -187,28 +188,38 @@ final class OutboxTable {
     }
 
     /**
-     * @return the ids of those rows the table holds as they were written (the id and the message id together): after a
-     *         crash of the server, a row whose asynchronous commit was lost is missing, or its id was taken again by
-     *         another message
+     * Waits until every commit before this call is durable (a transaction of its own, with a synchronous commit, that
+     * writes one WAL record: its commit returns once the WAL is flushed past it), and reads in the same statement which
+     * of these rows the table holds as they were written (the id and the message id together). A row that statement sees
+     * was committed before the flush's record, so is durable once it returns. After a crash and restart of the server,
+     * the flush succeeds on the restarted server while a row whose asynchronous commit was lost is missing (or its id
+     * was taken again by another message): only the rows tell.
+     *
+     * @return the ids of the rows there, durable
      */
-    Set<Long> present(List<OutboxRow> rows) {
+    Set<Long> durable(List<OutboxRow> rows) {
         List<Long> ids = new ArrayList<>(rows.size());
         List<String> messageIds = new ArrayList<>(rows.size());
         for (OutboxRow row : rows) {
             ids.add(row.id());
             messageIds.add(row.messageId());
         }
-        return table.onItsOwn(() -> table.query("SELECT o.id FROM " + name + " o JOIN unnest(?::bigint[],"
-                + " ?::varchar[]) w(id, message_id) ON o.id = w.id AND o.message_id = w.message_id", ps -> {
-                    ps.setArray(1, longs(ps.getConnection(), ids));
-                    ps.setArray(2, ps.getConnection().createArrayOf("varchar", messageIds.toArray()));
-                }, rs -> {
+        return table.transaction(c -> {
+            try (PreparedStatement ps = c.prepareStatement(RecordStatements.FLUSH + ", ARRAY(SELECT o.id FROM " + name
+                    + " o JOIN unnest(?::bigint[], ?::varchar[]) w(id, message_id) ON o.id = w.id"
+                    + " AND o.message_id = w.message_id)")) {
+                ps.setArray(1, longs(c, ids));
+                ps.setArray(2, c.createArrayOf("varchar", messageIds.toArray()));
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
                     Set<Long> present = new HashSet<>();
-                    while (rs.next()) {
-                        present.add(rs.getLong(1));
+                    for (Object id : (Object[]) rs.getArray(3).getArray()) {
+                        present.add(((Number) id).longValue());
                     }
                     return present;
-                }, "Could not read the outbox table '" + name + "'"));
+                }
+            }
+        }, "Could not flush the WAL past the outbox rows of table '" + name + "'");
     }
 
     private static Array longs(Connection c, List<Long> ids) throws SQLException {
