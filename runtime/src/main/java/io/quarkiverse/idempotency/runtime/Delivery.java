@@ -146,7 +146,9 @@ public final class Delivery implements DeliveryView {
     private boolean claimed(Claim claim, DeliveryState held) {
         switch (claim.result()) {
             case DONE -> {
-                if (target.policy().asynchronousCommit()) {
+                // Whichever channel reads it: the commit that confirmed it may be another channel's asynchronous one,
+                // or this channel's in an instance that still has asynchronous-commit during a rollout.
+                if (context.store().commitsAsynchronously()) {
                     found = claim; // visible, maybe not durable yet: a duplicate once a flush passed it (onceDurable)
                     state = DeliveryState.FOUND_DONE;
                 } else {
@@ -207,7 +209,8 @@ public final class Delivery implements DeliveryView {
     }
 
     // Acked once the WAL is flushed past the commit that justifies the ack (the handler's asynchronous one, or the one
-    // that confirmed a key found on such a channel); until then neither acked nor counted: see FOUND_DONE.
+    // that confirmed a key found in a store that commits asynchronously); until then neither acked nor counted: see
+    // FOUND_DONE.
     // A flush that succeeds after a crash of the database server proves nothing about a commit the crash lost: the key
     // must still be there, confirmed, after it. Else the work went with the key, and the message is delivered again.
     private Uni<Void> onceDurable(Runnable then) {

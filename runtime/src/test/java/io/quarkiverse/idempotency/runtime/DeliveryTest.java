@@ -542,6 +542,7 @@ class DeliveryTest {
             true);
 
     Delivery committingAsynchronously(IdempotencyMode mode) {
+        store.asynchronous = true;
         return delivery(mode, ASYNCHRONOUS, Arrival.unknown(), null);
     }
 
@@ -591,12 +592,24 @@ class DeliveryTest {
     }
 
     @Test
-    void aConfirmedKeyOnAChannelWithSynchronousCommitsIsADuplicateAtOnce() {
+    void aConfirmedKeyInAStoreThatCommitsOnlySynchronouslyIsADuplicateAtOnce() {
         store.claims.add(Claim.DONE);
         Delivery d = lease();
         assertFalse(claim(d));
         assertEquals(DeliveryState.DUPLICATE, d.state());
         assertFalse(store.calls.contains("awaitDurable"), "its commit was durable before it was visible");
+    }
+
+    // The commit that confirmed it may be another channel's asynchronous one, or this channel's in an instance that
+    // still has asynchronous-commit during a rollout.
+    @Test
+    void aConfirmedKeyOnAChannelWithoutAsynchronousCommitIsADuplicateOnlyOnceItsCommitIsDurable() {
+        store.asynchronous = true;
+        store.claims.add(Claim.DONE);
+        Delivery d = lease();
+        assertFalse(claim(d), "the handler does not run");
+        assertEquals(DeliveryState.DUPLICATE, d.state());
+        assertEquals(List.of("claim", "awaitDurable"), store.calls, "acked as a duplicate after a flush");
     }
 
     // ---- while the key storage changes: the key's other form
@@ -732,6 +745,13 @@ class DeliveryTest {
         final List<Boolean> confirms = new ArrayList<>();
         final List<Integer> counts = new ArrayList<>();
         volatile boolean aborted;
+        /** Whether some commit of its keys may return before it is durable (the database store's). */
+        boolean asynchronous;
+
+        @Override
+        public boolean commitsAsynchronously() {
+            return asynchronous;
+        }
 
         private void call(String operation) {
             calls.add(operation);

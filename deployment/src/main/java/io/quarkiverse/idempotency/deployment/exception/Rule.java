@@ -118,6 +118,13 @@ public enum Rule {
     OUTBOX_UNKNOWN_CHANNEL("OutboxEmitter for channel %s sends to a channel without a connector",
             "set mp.messaging.outgoing.<channel>.connector (smallrye-rabbitmq or smallrye-kafka), or inject a plain"
                     + " Emitter for an in-application channel"),
+    STORE_WITHOUT_DURABLE_CONFIRM("IdempotencyStore %s says whether it commits asynchronously"
+            + " (commitsAsynchronously) but does not answer whether a confirmed key's commit is durable"
+            + " (awaitConfirmedDurably): the default answers true without looking, so a message could be acked on a"
+            + " commit that a crash of the store's server then lost, with its work",
+            "implement awaitConfirmedDurably(List<ScopedKey>): wait until earlier commits are durable, then answer"
+                    + " whether one of the key's forms is confirmed (a store wrapping another delegates it, as it does"
+                    + " commitsAsynchronously)"),
     INVALID_OUTBOX_TABLE_NAME("quarkus.idempotency.outbox.table='%s' is not a valid table name",
             "use letters, digits and underscores, starting with a letter or underscore, optionally qualified by a"
                     + " schema (messaging.outbox), at most 59 characters each, and not a reserved SQL word"),

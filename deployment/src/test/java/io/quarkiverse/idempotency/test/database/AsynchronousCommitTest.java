@@ -201,19 +201,33 @@ class AsynchronousCommitTest {
      */
     @Test
     void aDuplicateOfACommitNotYetDurableIsAckedOnceAFlushPassedIt() throws Exception {
+        duplicateOfACommitNotYetDurable("async-charges", "d-1");
+    }
+
+    /**
+     * The same on a channel without the setting: the commit that confirmed the key may be another channel's
+     * asynchronous one, or this channel's in an instance still running with {@code asynchronous-commit} during a
+     * rollout. A duplicate is acked on it only once it is durable, whichever channel reads it.
+     */
+    @Test
+    void aDuplicateOnAChannelWithoutTheSettingOfACommitNotYetDurableIsAckedOnceAFlushPassedIt() throws Exception {
+        duplicateOfACommitNotYetDurable("sync-charges", "d-2");
+    }
+
+    private void duplicateOfACommitNotYetDurable(String channel, String key) throws Exception {
         sql().execute("ALTER SYSTEM SET wal_writer_delay = '10s'");
         sql().query("SELECT pg_reload_conf()::text");
         try (Connection c = DriverManager.getConnection(TestApps.jdbcUrl(), TestApps.jdbcUser(), TestApps.jdbcPassword())) {
             c.setAutoCommit(false);
             c.createStatement().execute("SET LOCAL synchronous_commit = off");
             c.createStatement().execute("INSERT INTO idempotency_record (scoped_key, scope, state, claimed_by,"
-                    + " recorded_at, expires_at, attempts) VALUES ('async-charges:d-1', 'async-charges', 'CONFIRMED',"
-                    + " 'elsewhere', now(), now() + interval '1 hour', 0)");
+                    + " recorded_at, expires_at, attempts) VALUES ('" + channel + ":" + key + "', '" + channel
+                    + "', 'CONFIRMED', 'elsewhere', now(), now() + interval '1 hour', 0)");
             c.commit();
             String committed = text(c, "SELECT pg_current_wal_insert_lsn()::text");
             c.commit();
             long[] before = store.flushStatistics();
-            Delivered<String> duplicate = send("async-charges", Delivered.withId("d-1", "D-1"));
+            Delivered<String> duplicate = send(channel, Delivered.withId(key, key.toUpperCase()));
             assertEquals(1, duplicate.acks(), "a duplicate");
             assertEquals(0, charger.runs.get(), "not run");
             assertEquals(before[1] + 1, store.flushStatistics()[1], "it waited for a flush before its ack");

@@ -48,8 +48,8 @@ final class JdbcTableChecks {
      * Checks that the table is there as this version needs it.
      *
      * @return whether it is partitioned by time
-     * @throws StoreMisconfiguredException when the table is from an older version, or the database is not PostgreSQL,
-     *         naming the remedy
+     * @throws StoreMisconfiguredException when the table is from an older version, the database is not PostgreSQL, or
+     *         its connections commit asynchronously by default, naming the remedy
      */
     private static boolean check(Connection c, String table) throws SQLException {
         String product = c.getMetaData().getDatabaseProductName();
@@ -59,6 +59,10 @@ final class JdbcTableChecks {
                     + " of your own", null);
         }
         SqlCalls db = new JdbcCalls(c);
+        String asynchronous = JdbcCalls.answered(TableChecks.asynchronousByDefault(db));
+        if (asynchronous != null) {
+            throw new StoreMisconfiguredException(asynchronous, null);
+        }
         JdbcCalls.answered(db.query(TableStatements.check(table)));
         boolean partitioned = Boolean.TRUE.equals(JdbcCalls.answered(TableChecks.partitioned(db, table)));
         List<String> missing = JdbcCalls.answered(TableChecks.missingColumns(db, table));

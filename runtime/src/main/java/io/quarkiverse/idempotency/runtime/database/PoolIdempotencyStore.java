@@ -167,10 +167,15 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     }
 
     /**
-     * @throws StoreMisconfiguredException when the table is missing or lacks columns of this version, naming the remedy
+     * @throws StoreMisconfiguredException when the table is missing or lacks columns of this version, or the connections
+     *         commit asynchronously by default, naming the remedy
      */
     @Override
     public void check() {
+        String asynchronous = await(TableChecks.asynchronousByDefault(calls), "read the commits' durability");
+        if (asynchronous != null) {
+            throw new StoreMisconfiguredException(asynchronous, null);
+        }
         List<String> missing = missingColumns();
         if (missing.size() == TableStatements.COLUMNS.size()) {
             throw new StoreMisconfiguredException("The idempotency table '" + table + "' does not exist. Let the"

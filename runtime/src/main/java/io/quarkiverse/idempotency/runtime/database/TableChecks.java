@@ -60,6 +60,33 @@ final class TableChecks {
         });
     }
 
+    /**
+     * Whether the connections commit durably by default. With {@code synchronous_commit = off} as their default (for
+     * the server, the database, the role, or in the connection's options), every commit returns before its WAL record
+     * is on disk: a message acked after its handler's commit, or after its key's confirm, could lose its work and its
+     * key to a crash of the server, and never come back. Only a channel with {@code asynchronous-commit} waits for a
+     * flush before its ack; every other ack needs a durable commit.
+     *
+     * @return why the store refuses these connections, naming where the setting comes from and the remedy; {@code null}
+     *         when their commits are durable
+     */
+    static Uni<String> asynchronousByDefault(SqlCalls db) {
+        return db.query(TableStatements.commitSetting()).map(rows -> {
+            SqlRow row = rows.get(0);
+            if (!"off".equals(row.string(0))) {
+                return null;
+            }
+            return "The idempotency store's connections commit asynchronously by default (synchronous_commit = off,"
+                    + " set by " + row.string(1) + ", for role " + row.string(2) + " on database " + row.string(3)
+                    + "): an acked message's work and key could be lost by a crash of PostgreSQL, and the message"
+                    + " never delivered again. Give this datasource durable commits (for example ALTER ROLE "
+                    + row.string(2) + " SET synchronous_commit = on, or remove synchronous_commit=off from the"
+                    + " datasource's connection options). To let handlers' transactions commit without waiting for the"
+                    + " WAL flush, set quarkus.idempotency.channels.\"<channel>\".asynchronous-commit=true instead:"
+                    + " its messages are acked only once a flush has passed their commit";
+        });
+    }
+
     /** @return whether the table is partitioned; {@code null} when there is no table */
     static Uni<Boolean> partitioned(SqlCalls db, String table) {
         return db.query(PartitionStatements.layout(), table).map(rows -> rows.isEmpty() ? null : rows.get(0).isTrue(0));

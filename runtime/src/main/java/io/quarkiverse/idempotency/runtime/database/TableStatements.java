@@ -100,6 +100,15 @@ public final class TableStatements {
     }
 
     /**
+     * The connection's {@code synchronous_commit}, where its value comes from ({@code pg_settings.source}: the
+     * configuration file, the database, the user, the client...), the role and the database.
+     */
+    public static String commitSetting() {
+        return "SELECT current_setting('synchronous_commit'), (SELECT source FROM pg_settings WHERE name ="
+                + " 'synchronous_commit'), current_user, current_database()";
+    }
+
+    /**
      * Whether the table and its two indexes exist.
      * <p>
      * Parameters: 1 the table, 2 its expiry index, 3 its claims index (each named after the table, in its schema).
