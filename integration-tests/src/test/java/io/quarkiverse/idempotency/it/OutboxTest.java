@@ -14,6 +14,7 @@ import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.idempotency.OutboxEmitter;
+import io.quarkiverse.idempotency.runtime.outbox.Outbox;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 import io.vertx.core.json.JsonObject;
@@ -33,6 +34,9 @@ class OutboxTest extends BrokerTestSupport {
 
     @Inject
     FlakyGateway gateway;
+
+    @Inject
+    Outbox outbox;
 
     @Test
     void eachChargedOrderSendsOneReceiptUnderOneId() {
@@ -125,7 +129,10 @@ class OutboxTest extends BrokerTestSupport {
         Ledger.execute("INSERT INTO idempotency_outbox (message_id, channel, payload_type, payload, lease_owner,"
                 + " lease_until) VALUES ('held-" + order + "', 'receipts-out', 'json-object', convert_to('" + payload
                 + "', 'UTF8'), 'another-instance', now() + interval '8 seconds')");
-        Thread.sleep(6000); // longer than the relay's period (5 s)
+        long started = outbox.relayRunsStarted();
+        await().atMost(WAIT).until(() -> outbox.relayRunsEnded() > started); // a relay run since it was written
+        assertEquals(1L, Ledger.count("SELECT count(*) FROM idempotency_outbox WHERE message_id = 'held-" + order
+                + "' AND lease_owner = 'another-instance'"), "not claimed by the relay: still its writer's");
         assertEquals(0, Ledger.receipts(order), "its writer may still be sending it");
         await().atMost(WAIT).until(() -> Ledger.receipts(order) == 1 && Ledger.outboxRows() == 0);
     }

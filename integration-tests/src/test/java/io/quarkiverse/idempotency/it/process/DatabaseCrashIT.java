@@ -93,17 +93,20 @@ class DatabaseCrashIT {
                                         + " GROUP BY state) s"),
                                 e);
                     }
+                    long chargedMs = (System.nanoTime() - ready) / 1_000_000;
                     // Each charge's receipt goes through the outbox once its asynchronous commit is durable: a receipt
                     // sent for a charge the crash undid would be a second receipt, under another id, for its order.
                     await().atMost(Duration.ofSeconds(90)).until(() -> Ledger.outboxRows() == 0
                             && Ledger.distinctReceiptOrders("D-") == ORDERS);
+                    long receiptsMs = (System.nanoTime() - ready) / 1_000_000;
                     assertEquals(ORDERS, Ledger.receipts("D-"), "one receipt per order, none for a charge the crash"
                             + " undid");
                     long asynchronous = Ledger.count("SELECT count(*) FROM database_crash_async");
                     System.out.println("DATABASE CRASH: crashed with " + visibleAtCrash + " orders charged as seen, "
                             + keptByCrash + " kept by the crash (" + (visibleAtCrash - keptByCrash) + " committed but"
                             + " lost, their messages not acked); all " + ORDERS + " charged "
-                            + (System.nanoTime() - ready) / 1_000_000 + " ms after the restart; " + asynchronous
+                            + chargedMs + " ms after the restart, every receipt sent " + receiptsMs + " ms after it; "
+                            + asynchronous
                             + " charges committed asynchronously; charges " + Ledger.count("SELECT count(*) FROM charge WHERE"
                                     + " order_id LIKE 'D-%'")
                             + "; dead-lettered "

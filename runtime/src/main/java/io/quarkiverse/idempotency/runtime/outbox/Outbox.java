@@ -51,7 +51,15 @@ public class Outbox {
     private final AtomicBoolean deleting = new AtomicBoolean();
     private final LongAdder sentAtOnce = new LongAdder();
     private final LongAdder relayed = new LongAdder();
+    private final LongAdder relayRunsStarted = new LongAdder();
+    private final LongAdder relayRunsEnded = new LongAdder();
     private final LongAdder failures = new LongAdder();
+    /**
+     * Rows this instance wrote and then gave up sending at once (the durability of their commit could not be learnt,
+     * the database being down, or they waited past half their lease), each with when its lease ends
+     * ({@link System#nanoTime()}): the relay takes them at its next run instead of after their lease.
+     */
+    private final Map<Long, Long> givenUp = new ConcurrentHashMap<>();
     private volatile OutboxBacklog lastBacklog = OutboxBacklog.NONE;
     private volatile LongConsumer confirmed = nanos -> {
     };
@@ -141,7 +149,8 @@ public class Outbox {
         if (pending.rows.isEmpty()) {
             pending.firstWritten = System.nanoTime();
         }
-        pending.rows.add(new OutboxRow(written.id(), messageId, channel.channel(), key, payload, 0));
+        pending.rows.add(new OutboxRow(written.id(), messageId, channel.channel(), key, payload, 0,
+                written.leasedUntil()));
         pending.asynchronousCommit |= written.asynchronousCommit();
         return messageId;
     }
@@ -186,6 +195,7 @@ public class Outbox {
                     kept = table.durable(rows);
                 } catch (RuntimeException e) {
                     LOG.outboxNotDurableAt(e.getMessage(), rows.size()); // the rows, if they survived, are relayed
+                    giveUp();
                     return;
                 }
                 rows.removeIf(row -> !kept.contains(row.id()));
@@ -193,9 +203,18 @@ public class Outbox {
             });
         }
 
+        // Left to the relay, which takes them at its next run: they are still leased to this instance.
+        private void giveUp() {
+            long leaseEnds = firstWritten + settings.lease().toNanos();
+            for (OutboxRow row : rows) {
+                givenUp.put(row.id(), leaseEnds);
+            }
+        }
+
         private void sendAll() {
             // past half its lease, a row may be claimed by a relay before its sending is confirmed: the relay sends it
             if (System.nanoTime() - firstWritten > settings.lease().toNanos() / 2) {
+                giveUp();
                 return;
             }
             for (OutboxRow row : rows) {
@@ -290,12 +309,25 @@ public class Outbox {
      * @return how many rows it claimed
      */
     public int relayDue() {
+        relayRunsStarted.increment();
+        try {
+            return relayEachBatch();
+        } finally {
+            relayRunsEnded.increment();
+        }
+    }
+
+    private int relayEachBatch() {
         if (channels.isEmpty()) {
             return 0;
         }
         int claimed = 0;
+        List<Long> ours = givenUpStillLeased();
         while (true) {
-            List<OutboxRow> rows = table.claimDue(owner, settings.lease(), settings.batchSize(), channels.keySet());
+            List<OutboxRow> rows = table.claimDue(owner, settings.lease(), settings.batchSize(), channels.keySet(),
+                    ours);
+            forgetGivenUp(ours, rows);
+            ours = List.of();
             claimed += rows.size();
             List<CompletableFuture<Boolean>> sending = new ArrayList<>(rows.size());
             for (OutboxRow row : rows) {
@@ -328,6 +360,28 @@ public class Outbox {
         }
     }
 
+    // The rows given up whose lease has not ended yet (the others are due anyway, and forgotten here).
+    private List<Long> givenUpStillLeased() {
+        if (givenUp.isEmpty()) {
+            return List.of();
+        }
+        long now = System.nanoTime();
+        givenUp.values().removeIf(leaseEnds -> leaseEnds - now <= 0);
+        return List.copyOf(givenUp.keySet());
+    }
+
+    // Claimed now; a given-up row not claimed by a batch that had room is gone (its commit was lost) or was sent.
+    private void forgetGivenUp(List<Long> asked, List<OutboxRow> claimed) {
+        if (asked.isEmpty()) {
+            return;
+        }
+        if (claimed.size() < settings.batchSize()) {
+            asked.forEach(givenUp::remove);
+        } else {
+            claimed.forEach(row -> givenUp.remove(row.id()));
+        }
+    }
+
     /** Lets go, at startup, of rows that earlier starts of this instance leased and did not send (they died). */
     int releaseEarlierStarts(String instancePrefix) {
         return table.releaseEarlierStarts(instancePrefix, owner);
@@ -357,6 +411,16 @@ public class Outbox {
     /** @return messages sent by the relay (after a crash, a refusal, or from another instance) */
     public long relayed() {
         return relayed.sum();
+    }
+
+    /** @return the relay's runs started so far (the job's, and each "send now") */
+    public long relayRunsStarted() {
+        return relayRunsStarted.sum();
+    }
+
+    /** @return the relay's runs ended so far, whether they sent, found nothing, or failed */
+    public long relayRunsEnded() {
+        return relayRunsEnded.sum();
     }
 
     /** @return sendings the broker refused or that failed */

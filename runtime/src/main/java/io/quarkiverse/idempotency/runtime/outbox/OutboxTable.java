@@ -109,7 +109,8 @@ final class OutboxTable {
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + name + " (message_id, channel, message_key,"
                     + " payload_type, payload, lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, ?, clock_timestamp() + ?"
                     + " * interval"
-                    + " '1 millisecond') RETURNING id, current_setting('synchronous_commit') = 'off'")) {
+                    + " '1 millisecond') RETURNING id, current_setting('synchronous_commit') = 'off', "
+                    + leasedUntil("lease_until"))) {
                 ps.setString(1, messageId);
                 ps.setString(2, channel);
                 ps.setString(3, key);
@@ -119,33 +120,51 @@ final class OutboxTable {
                 ps.setLong(7, lease.toMillis());
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
-                    return new Written(rs.getLong(1), rs.getBoolean(2));
+                    return new Written(rs.getLong(1), rs.getBoolean(2), rs.getLong(3));
                 }
             }
         }, "Could not write a message for channel '" + channel + "' to the outbox table '" + name + "'");
     }
 
-    /** A row written: its id, and whether its transaction commits asynchronously. */
-    record Written(long id, boolean asynchronousCommit) {
+    /**
+     * A row written: its id, whether its transaction commits asynchronously, and when its lease ends (microseconds since
+     * the epoch).
+     */
+    record Written(long id, boolean asynchronousCommit, long leasedUntil) {
+    }
+
+    /** @return a row's lease end in microseconds since the epoch, the same each time it is read */
+    private static String leasedUntil(String column) {
+        return "(extract(epoch FROM " + column + ") * 1000000)::bigint";
     }
 
     /**
      * Claims the oldest rows of these channels whose lease has run out, at most {@code limit}, on a new lease: one
      * statement, committed on its own. Rows of other applications' channels sharing the table are theirs to send.
      *
+     * @param givenUp rows still leased to {@code owner} that it gave up sending itself (the durability of their commit
+     *        could not be learnt, or they waited too long): claimed with the due ones, without waiting for their lease
      * @return the rows in the order they were written
      */
-    List<OutboxRow> claimDue(String owner, Duration lease, int limit, Collection<String> channels) {
+    List<OutboxRow> claimDue(String owner, Duration lease, int limit, Collection<String> channels,
+            Collection<Long> givenUp) {
         List<OutboxRow> rows = table.onItsOwn(() -> table.connect(c -> {
             try (PreparedStatement ps = c.prepareStatement("UPDATE " + name + " o SET lease_owner = ?, lease_until ="
                     + " clock_timestamp() + ? * interval '1 millisecond' FROM (SELECT id FROM " + name
-                    + " WHERE lease_until < now() AND channel = ANY(?) ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) due"
+                    + (givenUp.isEmpty() ? " WHERE lease_until < now()"
+                            : " WHERE (lease_until < now() OR (lease_owner = ? AND id = ANY(?)))")
+                    + " AND channel = ANY(?) ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) due"
                     + " WHERE o.id = due.id RETURNING o.id, o.message_id, o.channel, o.message_key, o.payload_type,"
                     + " o.payload, o.attempts")) {
-                ps.setString(1, owner);
-                ps.setLong(2, lease.toMillis());
-                ps.setArray(3, c.createArrayOf("varchar", channels.toArray()));
-                ps.setInt(4, limit);
+                int p = 1;
+                ps.setString(p++, owner);
+                ps.setLong(p++, lease.toMillis());
+                if (!givenUp.isEmpty()) {
+                    ps.setString(p++, owner);
+                    ps.setArray(p++, c.createArrayOf("bigint", givenUp.toArray()));
+                }
+                ps.setArray(p++, c.createArrayOf("varchar", channels.toArray()));
+                ps.setInt(p, limit);
                 try (ResultSet rs = ps.executeQuery()) {
                     return rows(rs);
                 }
@@ -190,26 +209,33 @@ final class OutboxTable {
     /**
      * Waits until every commit before this call is durable (a transaction of its own, with a synchronous commit, that
      * writes one WAL record: its commit returns once the WAL is flushed past it), and reads in the same statement which
-     * of these rows the table holds as they were written (the id and the message id together). A row that statement sees
-     * was committed before the flush's record, so is durable once it returns. After a crash and restart of the server,
-     * the flush succeeds on the restarted server while a row whose asynchronous commit was lost is missing (or its id
-     * was taken again by another message): only the rows tell.
+     * of these rows the table holds as they were written (the id, the message id and the lease's end together). A row
+     * that statement sees was committed before the flush's record, so is durable once it returns. After a crash and
+     * restart of the server, the flush succeeds on the restarted server while a row whose asynchronous commit was lost is
+     * missing, or its id was taken again by another row: the sequence, like the commit, may go back to before the crash,
+     * and a message id given by the sender is the same in the redelivery's row. That row's lease was set later: only the
+     * three together tell the row written from another. A row the relay has claimed meanwhile has a new lease, and is
+     * the relay's to send.
      *
      * @return the ids of the rows there, durable
      */
     Set<Long> durable(List<OutboxRow> rows) {
         List<Long> ids = new ArrayList<>(rows.size());
         List<String> messageIds = new ArrayList<>(rows.size());
+        List<Long> leases = new ArrayList<>(rows.size());
         for (OutboxRow row : rows) {
             ids.add(row.id());
             messageIds.add(row.messageId());
+            leases.add(row.leasedUntil());
         }
         return table.transaction(c -> {
             try (PreparedStatement ps = c.prepareStatement(RecordStatements.FLUSH + ", ARRAY(SELECT o.id FROM " + name
-                    + " o JOIN unnest(?::bigint[], ?::varchar[]) w(id, message_id) ON o.id = w.id"
-                    + " AND o.message_id = w.message_id)")) {
+                    + " o JOIN unnest(?::bigint[], ?::varchar[], ?::bigint[]) w(id, message_id, leased_until)"
+                    + " ON o.id = w.id AND o.message_id = w.message_id AND " + leasedUntil("o.lease_until")
+                    + " = w.leased_until)")) {
                 ps.setArray(1, longs(c, ids));
                 ps.setArray(2, c.createArrayOf("varchar", messageIds.toArray()));
+                ps.setArray(3, longs(c, leases));
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     Set<Long> present = new HashSet<>();
