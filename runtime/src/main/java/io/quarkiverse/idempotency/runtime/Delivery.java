@@ -1,5 +1,10 @@
 package io.quarkiverse.idempotency.runtime;
 
+import static io.quarkiverse.idempotency.runtime.Unis.SETTLED;
+import static io.quarkiverse.idempotency.runtime.Unis.failure;
+import static io.quarkiverse.idempotency.runtime.Unis.now;
+import static io.quarkiverse.idempotency.runtime.Unis.settled;
+
 import java.time.Duration;
 import java.util.function.Function;
 
@@ -26,7 +31,6 @@ import io.smallrye.mutiny.Uni;
  */
 public final class Delivery implements DeliveryView {
 
-    private static final Uni<Void> SETTLED = Uni.createFrom().voidItem();
     private final DeliveryContext context;
     private final DeliveryTarget target;
     private volatile DeliveryState state = DeliveryState.KEYED;
@@ -203,7 +207,7 @@ public final class Delivery implements DeliveryView {
             case CLAIMED, AWAITING_OUTPUT_ACK -> confirmOnItsOwn();
             case FOUND_DONE -> onceDurable(() -> confirmedEarlier(found.seen(), found.age()));
             case LOST_IN_TRANSACTION -> failure(end(DeliveryState.CLAIM_LOST, new ClaimLostException(key()), null));
-            case ROLLED_BACK -> countFailure(new HandlerRolledBackException(key())).chain(Delivery::failure);
+            case ROLLED_BACK -> countFailure(new HandlerRolledBackException(key())).chain(Unis::failure);
             default -> answer != null && state != DeliveryState.HANDLED ? failure(answer) : SETTLED;
         };
     }
@@ -214,15 +218,10 @@ public final class Delivery implements DeliveryView {
     // A flush that succeeds after a crash of the database server proves nothing about a commit the crash lost: the key
     // must still be there, confirmed, after it. Else the work went with the key, and the message is delivered again.
     private Uni<Void> onceDurable(Runnable then) {
-        return record.awaitConfirmedDurably().onItemOrFailure().transformToUni((confirmed, e) -> {
-            if (e != null) {
-                return failure(storeFailed("learn whether the commit is durable, of", e));
-            }
-            return Boolean.TRUE.equals(confirmed) ? settled(then)
-                    : failure(storeFailed("keep the commit that confirmed", new IllegalStateException("the key is not"
-                            + " confirmed after the WAL flush: its commit was lost, with the work committed with it, by"
-                            + " a crash or restart of the database server before it was durable")));
-        });
+        return record.awaitConfirmedDurably().onItemOrFailure().transformToUni((confirmed, e) -> e != null
+                ? failure(storeFailed("learn whether the commit is durable, of", e))
+                : Boolean.TRUE.equals(confirmed) ? settled(then)
+                        : failure(storeFailed("keep the commit that confirmed", Verdict.commitLost())));
     }
 
     private Uni<Void> confirmOnItsOwn() {
@@ -314,19 +313,6 @@ public final class Delivery implements DeliveryView {
         context.holders().release(key(), this);
         context.listener().ended(this, cause);
         return result;
-    }
-
-    private static <T> Uni<T> now(T item) {
-        return Uni.createFrom().item(item);
-    }
-
-    private static <T> Uni<T> failure(Throwable failure) {
-        return Uni.createFrom().failure(failure);
-    }
-
-    private static Uni<Void> settled(Runnable transition) {
-        transition.run();
-        return SETTLED;
     }
 
     @Override

@@ -41,6 +41,15 @@ record Verdict(DeliveryState state, IdempotencyException answer, Throwable cause
         return confirmed ? null : new Verdict(DeliveryState.CLAIM_LOST, null, null);
     }
 
+    /**
+     * @return why a delivery acked once its commit is durable is not: the flush found its key unconfirmed, so the commit
+     *         that confirmed it was lost, with the work committed with it
+     */
+    static IllegalStateException commitLost() {
+        return new IllegalStateException("the key is not confirmed after the WAL flush: its commit was lost, with the"
+                + " work committed with it, by a crash or restart of the database server before it was durable");
+    }
+
     /** The key was dead-lettered before: dead-lettered again with its reason, no new budget. */
     static Verdict deadLetteredBefore(ScopedKey key, Claim claim) {
         RecordedFailure reason = new RecordedFailure(claim.reason());

@@ -3,19 +3,12 @@ package io.quarkiverse.idempotency.runtime.database;
 import static io.quarkiverse.idempotency.runtime.database.SqlCalls.SqlArray.bigint;
 import static io.quarkiverse.idempotency.runtime.database.SqlCalls.SqlArray.varchar;
 
-import java.sql.Array;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
-import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -57,7 +50,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     private final GroupCommit<ClaimRequest, Claim> claims;
     private final GroupCommit<ConfirmRequest, Boolean> confirms;
     /** The WAL flushes awaited by asynchronously committed deliveries, shared by those waiting at once. */
-    private final GroupCommit<List<String>, Boolean> flushes = new GroupCommit<>(this::flush, 4096);
+    private final WalFlushes flushes;
     /** Whether the table is partitioned by time, as last read from the database (at startup, and by the health check). */
     private volatile boolean partitioned;
     private final int leaseBatchSize;
@@ -86,6 +79,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
         this.asynchronousClaimCommit = asynchronousClaimCommit;
         this.protocol = new KeyProtocol(table, asynchronousClaimCommit);
         this.sql = protocol.statements();
+        this.flushes = new WalFlushes(this.table, sql.flushConfirming);
         this.plan = plan;
         this.partitions = new Partitions(this.table, plan.period(), plan.retention());
         this.claims = leaseBatchSize > 1 ? new GroupCommit<>(this::claimAll, leaseBatchSize) : null;
@@ -290,58 +284,20 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
         return true;
     }
 
-    /**
-     * One transaction with a synchronous commit, for every caller waiting at once: its commit returns once the WAL is
-     * flushed up to its own record, so past the commit of each caller (which returned before the caller asked).
-     */
+    /** One flush for every caller waiting at once ({@link WalFlushes}). */
     @Override
     public void awaitDurable() {
-        flushes.submit(List.of());
+        flushes.await();
     }
 
-    /**
-     * {@link #awaitDurable()}, and in the flush's own statement, whether a form of the key is confirmed: a row its
-     * snapshot sees was committed before the flush's record, so is durable once the flush commits. After a crash and
-     * restart of the server, the flush succeeds on the new server while the commit it was meant to wait for may be
-     * gone: only the row tells.
-     */
+    /** {@link #awaitDurable()}, reading in the flush's own statement whether a form of the key is confirmed. */
     @Override
     public boolean awaitConfirmedDurably(List<ScopedKey> forms) {
         List<String> ids = new ArrayList<>(forms.size());
         for (ScopedKey form : forms) {
             ids.add(StorageKeys.of(form));
         }
-        return flushes.submit(ids);
-    }
-
-    private List<Boolean> flush(List<List<String>> batch) {
-        Set<String> asked = new LinkedHashSet<>();
-        for (List<String> ids : batch) {
-            asked.addAll(ids);
-        }
-        Set<String> confirmed = table.transaction(c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.flushConfirming)) {
-                ps.setArray(1, c.createArrayOf("text", asked.toArray()));
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    Set<String> found = new HashSet<>();
-                    Array keys = rs.getArray(3);
-                    if (keys != null) {
-                        found.addAll(Arrays.asList((String[]) keys.getArray()));
-                    }
-                    return found;
-                }
-            }
-        }, "Could not flush the WAL");
-        List<Boolean> answers = new ArrayList<>(batch.size());
-        for (List<String> ids : batch) {
-            boolean any = ids.isEmpty(); // a plain flush asks for no key
-            for (String id : ids) {
-                any |= confirmed.contains(id);
-            }
-            answers.add(any);
-        }
-        return answers;
+        return flushes.awaitConfirmed(ids);
     }
 
     /** @return how many WAL flushes ran for asynchronously committed deliveries, and how many deliveries they served */

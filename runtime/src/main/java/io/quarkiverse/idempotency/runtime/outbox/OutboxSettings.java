@@ -2,7 +2,7 @@ package io.quarkiverse.idempotency.runtime.outbox;
 
 import java.time.Duration;
 
-import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
+import io.quarkiverse.idempotency.runtime.OutboxConfig;
 
 /** The outbox's settings, checked once. */
 record OutboxSettings(Duration lease, int batchSize, Duration initialDelay, Duration maxDelay) {
@@ -25,7 +25,7 @@ record OutboxSettings(Duration lease, int batchSize, Duration initialDelay, Dura
         }
     }
 
-    static OutboxSettings of(IdempotencyConfig.Outbox config) {
+    static OutboxSettings of(OutboxConfig config) {
         return new OutboxSettings(config.lease(), config.batchSize(), config.retryInitialDelay(),
                 config.retryMaxDelay());
     }
