@@ -26,6 +26,7 @@ import io.quarkus.deployment.builditem.CombinedIndexBuildItem;
 public class StoreContractProcessor {
 
     private static final DotName STORE = DotName.createSimple(IdempotencyStore.class);
+    private static final DotName OBJECT = DotName.createSimple(Object.class);
     private static final String COMMITS_ASYNCHRONOUSLY = "commitsAsynchronously";
     private static final String AWAIT_CONFIRMED_DURABLY = "awaitConfirmedDurably";
 
@@ -34,8 +35,10 @@ public class StoreContractProcessor {
             BuildProducer<ValidationErrorBuildItem> errors) {
         List<Throwable> found = new ArrayList<>();
         for (ClassInfo store : index.getIndex().getAllKnownImplementors(STORE)) {
-            if (!store.isInterface() && !store.isAbstract() && declares(index.getIndex(), store, COMMITS_ASYNCHRONOUSLY)
-                    && !declares(index.getIndex(), store, AWAIT_CONFIRMED_DURABLY)) {
+            // what cannot be seen (a superclass outside the index) fails nothing
+            if (!store.isInterface() && !store.isAbstract()
+                    && Boolean.TRUE.equals(declares(index.getIndex(), store, COMMITS_ASYNCHRONOUSLY))
+                    && Boolean.FALSE.equals(declares(index.getIndex(), store, AWAIT_CONFIRMED_DURABLY))) {
                 found.add(new IdempotencyDefinitionException(Rule.STORE_WITHOUT_DURABLE_CONFIRM,
                         "class=" + store.name(), store.name()));
             }
@@ -45,13 +48,22 @@ public class StoreContractProcessor {
         }
     }
 
-    // Whether the class or one of its superclasses in the index declares a method of that name.
-    private static boolean declares(IndexView index, ClassInfo type, String method) {
-        for (ClassInfo c = type; c != null; c = c.superName() == null ? null : index.getClassByName(c.superName())) {
+    // Whether the class or one of its superclasses declares a method of that name; null when a superclass is not in
+    // the index, so that it cannot be told.
+    private static Boolean declares(IndexView index, ClassInfo type, String method) {
+        ClassInfo c = type;
+        while (true) {
             if (c.methods().stream().anyMatch(m -> m.name().equals(method))) {
                 return true;
             }
+            DotName parent = c.superName();
+            if (parent == null || parent.equals(OBJECT)) {
+                return false;
+            }
+            c = index.getClassByName(parent);
+            if (c == null) {
+                return null;
+            }
         }
-        return false;
     }
 }

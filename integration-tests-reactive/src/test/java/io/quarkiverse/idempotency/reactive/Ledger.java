@@ -70,6 +70,27 @@ public final class Ledger {
         }
     }
 
+    /**
+     * Records an order's key as confirmed by another instance, in a commit that returned before it was durable (an
+     * asynchronous one, as a channel with asynchronous-commit makes), without this process knowing it.
+     */
+    public static void confirmedElsewhereAsynchronously(String orderId) {
+        try (Connection c = connect()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement off = c.prepareStatement("SET LOCAL synchronous_commit = off");
+                    PreparedStatement ps = c.prepareStatement("INSERT INTO idempotency_record (scoped_key, scope, state,"
+                            + " claimed_by, recorded_at, expires_at, attempts) VALUES (?, 'payments', 'CONFIRMED',"
+                            + " 'elsewhere', now(), now() + interval '1 hour', 0)")) {
+                off.execute();
+                ps.setString(1, "payments:charge:" + orderId);
+                ps.executeUpdate();
+            }
+            c.commit();
+        } catch (SQLException e) {
+            throw new IllegalStateException("confirm the key of " + orderId, e);
+        }
+    }
+
     private static long count(String sql, String... parameters) {
         String value = text(sql, parameters);
         return value == null ? 0 : Long.parseLong(value);

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -107,6 +108,25 @@ class ReactivePaymentsTest {
         assertEquals("CONFIRMED", Ledger.state("R-1"));
         assertEquals(1, attempts.of("R-1"), "a duplicate never runs the handler");
         await().atMost(WAIT).until(() -> broker.ready(Broker.REACTIVE) == 0);
+        assertNull(broker.nextDeadLetter(Broker.REACTIVE));
+    }
+
+    /**
+     * A key confirmed by another instance, in a commit that may not be durable yet (its channel commits asynchronously,
+     * or it still does during a rollout), and unknown to this process: the duplicate on the event loop is acked once a
+     * flush through the reactive client has passed that commit and found the key, never requeued for good.
+     */
+    @Test
+    @Order(2)
+    void aDuplicateOfAKeyConfirmedElsewhereIsAckedOnTheEventLoop() {
+        double duplicates = deliveries("duplicate");
+        String order = "R-E-" + UUID.randomUUID().toString().substring(0, 8);
+        Ledger.confirmedElsewhereAsynchronously(order);
+        broker.publish(Broker.REACTIVE, "m-" + order, Broker.payment(order, ""));
+        await().atMost(WAIT).until(() -> deliveries("duplicate") >= duplicates + 1);
+        await().atMost(WAIT).until(() -> broker.ready(Broker.REACTIVE) == 0);
+        assertEquals(0, Ledger.charges(order), "not run");
+        assertEquals(0, attempts.of(order), "not run");
         assertNull(broker.nextDeadLetter(Broker.REACTIVE));
     }
 

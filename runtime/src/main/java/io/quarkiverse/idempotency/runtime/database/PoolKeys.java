@@ -95,11 +95,20 @@ public final class PoolKeys implements KeyCalls {
         return protocol.release(db, key, token);
     }
 
-    /** Never asked: the build refuses asynchronous commits where keys go through the reactive client. */
+    /**
+     * One WAL flush through the reactive client, whose statement also reads whether a form of the key is confirmed (see
+     * {@link WalFlushes}). A key this client finds confirmed may have been confirmed by an asynchronous commit: a JDBC
+     * channel's with asynchronous-commit, or one of an instance that still commits so during a rollout. Asked for
+     * duplicates only, so not shared between callers.
+     */
     @Override
     public Uni<Boolean> awaitConfirmedDurably(List<ScopedKey> forms) {
-        return Uni.createFrom().failure(new UnsupportedOperationException("Keys written through the reactive"
-                + " PostgreSQL client are never committed asynchronously"));
+        String[] ids = new String[forms.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = StorageKeys.of(forms.get(i));
+        }
+        return db.query(protocol.statements().flushConfirmingAny, SqlCalls.SqlArray.varchar(ids))
+                .map(rows -> rows.get(0).isTrue(2));
     }
 
     @Override

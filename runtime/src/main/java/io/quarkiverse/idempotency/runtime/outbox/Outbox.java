@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency.runtime.outbox;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -56,10 +57,11 @@ public class Outbox {
     private final LongAdder failures = new LongAdder();
     /**
      * Rows this instance wrote and then gave up sending at once (the durability of their commit could not be learnt,
-     * the database being down, or they waited past half their lease), each with when its lease ends
-     * ({@link System#nanoTime()}): the relay takes them at its next run instead of after their lease.
+     * the database being down, or they waited past half their lease), by id: the relay takes them at its next run
+     * instead of after their lease.
      */
-    private final Map<Long, Long> givenUp = new ConcurrentHashMap<>();
+    private final Map<Long, GivenUp> givenUp = new ConcurrentHashMap<>();
+    private final LongAdder afterCommitsHandled = new LongAdder();
     private volatile OutboxBacklog lastBacklog = OutboxBacklog.NONE;
     private volatile LongConsumer confirmed = nanos -> {
     };
@@ -184,30 +186,32 @@ public class Outbox {
             }
             if (!asynchronousCommit) {
                 sendAll();
+                afterCommitsHandled.increment();
                 return;
             }
             // a message must not announce work that a database crash in the next milliseconds would undo: once the
             // WAL is flushed, only the rows still there are sent (a flush that succeeds on a restarted server proves
             // nothing about a commit the crash lost)
             worker.execute(() -> {
-                Set<Long> kept;
                 try {
-                    kept = table.durable(rows);
+                    Set<Long> kept = table.durable(rows);
+                    rows.removeIf(row -> !kept.contains(row.id()));
+                    sendAll();
                 } catch (RuntimeException e) {
                     LOG.outboxNotDurableAt(e.getMessage(), rows.size()); // the rows, if they survived, are relayed
                     giveUp();
-                    return;
+                } finally {
+                    afterCommitsHandled.increment();
                 }
-                rows.removeIf(row -> !kept.contains(row.id()));
-                sendAll();
             });
         }
 
         // Left to the relay, which takes them at its next run: they are still leased to this instance.
         private void giveUp() {
+            forgetGivenUpPastTheirLease(); // also when no relay runs
             long leaseEnds = firstWritten + settings.lease().toNanos();
             for (OutboxRow row : rows) {
-                givenUp.put(row.id(), leaseEnds);
+                givenUp.put(row.id(), new GivenUp(leaseEnds, row.leasedUntil()));
             }
         }
 
@@ -322,12 +326,12 @@ public class Outbox {
             return 0;
         }
         int claimed = 0;
-        List<Long> ours = givenUpStillLeased();
+        Map<Long, Long> ours = givenUpStillLeased();
         while (true) {
             List<OutboxRow> rows = table.claimDue(owner, settings.lease(), settings.batchSize(), channels.keySet(),
                     ours);
             forgetGivenUp(ours, rows);
-            ours = List.of();
+            ours = Map.of();
             claimed += rows.size();
             List<CompletableFuture<Boolean>> sending = new ArrayList<>(rows.size());
             for (OutboxRow row : rows) {
@@ -360,23 +364,38 @@ public class Outbox {
         }
     }
 
-    // The rows given up whose lease has not ended yet (the others are due anyway, and forgotten here).
-    private List<Long> givenUpStillLeased() {
-        if (givenUp.isEmpty()) {
-            return List.of();
-        }
-        long now = System.nanoTime();
-        givenUp.values().removeIf(leaseEnds -> leaseEnds - now <= 0);
-        return List.copyOf(givenUp.keySet());
+    /**
+     * A row given up: when its lease ends ({@link System#nanoTime()}), and its lease's end as written (microseconds),
+     * which tells it from a row that took its id after a crash, and from itself once a relay claimed it again.
+     */
+    private record GivenUp(long leaseEnds, long leasedUntil) {
     }
 
-    // Claimed now; a given-up row not claimed by a batch that had room is gone (its commit was lost) or was sent.
-    private void forgetGivenUp(List<Long> asked, List<OutboxRow> claimed) {
+    // The rows given up whose lease has not ended yet, by id, with their lease's end as written (the others are due
+    // anyway, and forgotten here).
+    private Map<Long, Long> givenUpStillLeased() {
+        if (givenUp.isEmpty()) {
+            return Map.of();
+        }
+        forgetGivenUpPastTheirLease();
+        Map<Long, Long> leases = new HashMap<>();
+        givenUp.forEach((id, row) -> leases.put(id, row.leasedUntil()));
+        return leases;
+    }
+
+    private void forgetGivenUpPastTheirLease() {
+        long now = System.nanoTime();
+        givenUp.values().removeIf(row -> row.leaseEnds() - now <= 0);
+    }
+
+    // Claimed now; a given-up row not claimed by a batch that had room is gone (its commit was lost), or was claimed
+    // by another run of the relay (its lease changed, so it no longer matches).
+    private void forgetGivenUp(Map<Long, Long> asked, List<OutboxRow> claimed) {
         if (asked.isEmpty()) {
             return;
         }
         if (claimed.size() < settings.batchSize()) {
-            asked.forEach(givenUp::remove);
+            asked.keySet().forEach(givenUp::remove);
         } else {
             claimed.forEach(row -> givenUp.remove(row.id()));
         }
@@ -421,6 +440,14 @@ public class Outbox {
     /** @return the relay's runs ended so far, whether they sent, found nothing, or failed */
     public long relayRunsEnded() {
         return relayRunsEnded.sum();
+    }
+
+    /**
+     * @return the committed transactions whose messages the fast path has handled: sent (their confirms may still be
+     *         on their way), left to the relay, or found gone after an asynchronous commit
+     */
+    public long afterCommitsHandled() {
+        return afterCommitsHandled.sum();
     }
 
     /** @return sendings the broker refused or that failed */

@@ -143,16 +143,18 @@ final class OutboxTable {
      * statement, committed on its own. Rows of other applications' channels sharing the table are theirs to send.
      *
      * @param givenUp rows still leased to {@code owner} that it gave up sending itself (the durability of their commit
-     *        could not be learnt, or they waited too long): claimed with the due ones, without waiting for their lease
+     *        could not be learnt, or they waited too long), by id, with their lease's end as written: claimed with the due
+     *        ones, without waiting for their lease, if they still are as written
      * @return the rows in the order they were written
      */
     List<OutboxRow> claimDue(String owner, Duration lease, int limit, Collection<String> channels,
-            Collection<Long> givenUp) {
+            Map<Long, Long> givenUp) {
         List<OutboxRow> rows = table.onItsOwn(() -> table.connect(c -> {
             try (PreparedStatement ps = c.prepareStatement("UPDATE " + name + " o SET lease_owner = ?, lease_until ="
                     + " clock_timestamp() + ? * interval '1 millisecond' FROM (SELECT id FROM " + name
                     + (givenUp.isEmpty() ? " WHERE lease_until < now()"
-                            : " WHERE (lease_until < now() OR (lease_owner = ? AND id = ANY(?)))")
+                            : " WHERE (lease_until < now() OR (lease_owner = ? AND (id, " + leasedUntil("lease_until")
+                                    + ") IN (SELECT * FROM unnest(?::bigint[], ?::bigint[]))))")
                     + " AND channel = ANY(?) ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) due"
                     + " WHERE o.id = due.id RETURNING o.id, o.message_id, o.channel, o.message_key, o.payload_type,"
                     + " o.payload, o.attempts")) {
@@ -160,8 +162,10 @@ final class OutboxTable {
                 ps.setString(p++, owner);
                 ps.setLong(p++, lease.toMillis());
                 if (!givenUp.isEmpty()) {
+                    List<Long> ids = new ArrayList<>(givenUp.keySet());
                     ps.setString(p++, owner);
-                    ps.setArray(p++, c.createArrayOf("bigint", givenUp.toArray()));
+                    ps.setArray(p++, longs(c, ids));
+                    ps.setArray(p++, longs(c, ids.stream().map(givenUp::get).toList()));
                 }
                 ps.setArray(p++, c.createArrayOf("varchar", channels.toArray()));
                 ps.setInt(p, limit);
