@@ -10,15 +10,14 @@ import javax.sql.DataSource;
 
 import jakarta.enterprise.inject.Any;
 import jakarta.inject.Inject;
-import jakarta.inject.Singleton;
 
-import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import io.quarkiverse.idempotency.OutboxEmitter;
 import io.quarkiverse.idempotency.runtime.outbox.Outbox;
+import io.quarkiverse.idempotency.test.outbox.OutboxInMemoryChannelTest.Receipt;
+import io.quarkiverse.idempotency.test.outbox.OutboxInMemoryChannelTest.Sender;
 import io.quarkiverse.idempotency.test.support.Sql;
 import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.narayana.jta.QuarkusTransaction;
@@ -43,17 +42,6 @@ class OutboxGivenUpRowsTest {
             .overrideConfigKey("quarkus.datasource.jdbc.max-size", "1")
             .overrideConfigKey("quarkus.datasource.jdbc.acquisition-timeout", "20s")
             .overrideConfigKey("quarkus.idempotency.purge.enabled", "false");
-
-    public record Receipt(String orderId, long amountCents) {
-    }
-
-    @Singleton
-    public static class Sender {
-
-        @Inject
-        @Channel("receipts")
-        OutboxEmitter<Receipt> receipts;
-    }
 
     @Inject
     Sender sender;

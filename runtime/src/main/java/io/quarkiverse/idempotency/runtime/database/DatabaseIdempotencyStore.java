@@ -79,7 +79,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
         this.asynchronousClaimCommit = asynchronousClaimCommit;
         this.protocol = new KeyProtocol(table, asynchronousClaimCommit);
         this.sql = protocol.statements();
-        this.flushes = new WalFlushes(this.table, sql.flushConfirming);
+        this.flushes = new WalFlushes(this.table, protocol);
         this.plan = plan;
         this.partitions = new Partitions(this.table, plan.period(), plan.retention());
         this.claims = leaseBatchSize > 1 ? new GroupCommit<>(this::claimAll, leaseBatchSize) : null;

@@ -33,7 +33,9 @@ final class JdbcCalls implements SqlCalls {
                 while (rs.next()) {
                     Object[] row = new Object[columns];
                     for (int i = 0; i < columns; i++) {
-                        row[i] = rs.getObject(i + 1);
+                        Object value = rs.getObject(i + 1);
+                        // an array as the reactive client gives it, read while its result set is open
+                        row[i] = value instanceof java.sql.Array array ? array.getArray() : value;
                     }
                     rows.add(new SqlRow(row));
                 }

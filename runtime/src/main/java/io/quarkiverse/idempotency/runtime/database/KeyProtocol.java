@@ -5,6 +5,7 @@ import static io.quarkiverse.idempotency.runtime.database.SqlCalls.SqlArray.varc
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -161,6 +162,18 @@ public final class KeyProtocol {
                             maxAttempts);
             return again.map(counted -> counted.isEmpty() ? 0 : counted.get(0).count(0)); // a null count: none
         });
+    }
+
+    /**
+     * One WAL flush whose statement also reads which of these stored keys are confirmed ({@link WalFlushes} says why
+     * that is the answer that counts after a crash): the same statement over JDBC, shared by the callers waiting at
+     * once, and over the reactive client, for one caller.
+     *
+     * @return the keys among {@code ids} that are confirmed, durable once it answers
+     */
+    Uni<Set<String>> confirmedOnceFlushed(SqlCalls db, Collection<String> ids) {
+        return db.query(sql.flushConfirming, new SqlCalls.SqlArray("text", ids.toArray(String[]::new)))
+                .map(rows -> new HashSet<>(rows.get(0).strings(2)));
     }
 
     /** Gives up a claim without counting an attempt: whether there was one to give up. */

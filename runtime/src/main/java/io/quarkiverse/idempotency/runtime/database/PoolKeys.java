@@ -103,12 +103,8 @@ public final class PoolKeys implements KeyCalls {
      */
     @Override
     public Uni<Boolean> awaitConfirmedDurably(List<ScopedKey> forms) {
-        String[] ids = new String[forms.size()];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = StorageKeys.of(forms.get(i));
-        }
-        return db.query(protocol.statements().flushConfirmingAny, SqlCalls.SqlArray.varchar(ids))
-                .map(rows -> rows.get(0).isTrue(2));
+        return protocol.confirmedOnceFlushed(db, forms.stream().map(StorageKeys::of).toList())
+                .map(confirmed -> !confirmed.isEmpty());
     }
 
     @Override

@@ -61,18 +61,6 @@ public final class RecordStatements {
                 + " r WHERE r.scoped_key = k AND r.state = 'CONFIRMED'))";
     }
 
-    /**
-     * {@link #FLUSH}, and whether one of the given keys (one key in its forms) is confirmed, for one caller: a
-     * statement of its own where there is no shared flush to join (the reactive client).
-     * <p>
-     * Parameters: 1 the scoped keys ({@code text[]}). Returns one row: the flush's two columns, then whether one is
-     * confirmed.
-     */
-    static String flushConfirmingAny(String table) {
-        return FLUSH + ", EXISTS (SELECT 1 FROM " + table + " r WHERE r.scoped_key = ANY(?::text[])"
-                + " AND r.state = 'CONFIRMED')";
-    }
-
     final String claim;
     final String claimBatch;
     final String confirmBatch;
@@ -92,7 +80,6 @@ public final class RecordStatements {
     final String state;
     final String peek;
     final String flushConfirming;
-    final String flushConfirmingAny;
 
     RecordStatements(String table, boolean asynchronousClaimCommit) {
         this.claim = claim(table, asynchronousClaimCommit);
@@ -114,7 +101,6 @@ public final class RecordStatements {
         this.state = state(table);
         this.peek = peek(table);
         this.flushConfirming = flushConfirming(table);
-        this.flushConfirmingAny = flushConfirmingAny(table);
     }
 
     // The milliseconds since a record was last written, for a table alias ("" or "r.").

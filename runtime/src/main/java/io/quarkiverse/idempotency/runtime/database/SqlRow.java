@@ -1,5 +1,8 @@
 package io.quarkiverse.idempotency.runtime.database;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * A row of the key table's statements, whichever way it was read ({@link SqlCalls}): its columns by position from 0,
  * {@code null} where the column is.
@@ -32,6 +35,18 @@ public final class SqlRow {
 
     public Double fraction(int column) {
         return columns[column] instanceof Number n ? n.doubleValue() : null;
+    }
+
+    /** @return a text array column's elements, none where it is {@code null} */
+    public List<String> strings(int column) {
+        if (!(columns[column] instanceof Object[] values)) {
+            return List.of();
+        }
+        List<String> strings = new ArrayList<>(values.length);
+        for (Object value : values) {
+            strings.add(value == null ? null : value.toString());
+        }
+        return strings;
     }
 
     public boolean isTrue(int column) {

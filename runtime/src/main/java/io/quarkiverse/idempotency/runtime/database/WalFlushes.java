@@ -1,11 +1,6 @@
 package io.quarkiverse.idempotency.runtime.database;
 
-import java.sql.Array;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -21,13 +16,12 @@ import java.util.Set;
 final class WalFlushes {
 
     private final KeyTable table;
-    private final String statement;
+    private final KeyProtocol protocol;
     private final GroupCommit<List<String>, Boolean> flushes = new GroupCommit<>(this::flush, 4096);
 
-    /** @param statement {@link RecordStatements#flushConfirming(String)} of the table */
-    WalFlushes(KeyTable table, String statement) {
+    WalFlushes(KeyTable table, KeyProtocol protocol) {
         this.table = table;
-        this.statement = statement;
+        this.protocol = protocol;
     }
 
     /** Returns once every commit before this call is durable. */
@@ -53,20 +47,9 @@ final class WalFlushes {
         for (List<String> ids : batch) {
             asked.addAll(ids);
         }
-        Set<String> confirmed = table.transaction(c -> {
-            try (PreparedStatement ps = c.prepareStatement(statement)) {
-                ps.setArray(1, c.createArrayOf("text", asked.toArray()));
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    Set<String> found = new HashSet<>();
-                    Array keys = rs.getArray(3);
-                    if (keys != null) {
-                        found.addAll(Arrays.asList((String[]) keys.getArray()));
-                    }
-                    return found;
-                }
-            }
-        }, "Could not flush the WAL");
+        Set<String> confirmed = table.transaction(
+                c -> JdbcCalls.answered(protocol.confirmedOnceFlushed(new JdbcCalls(c), asked)),
+                "Could not flush the WAL");
         List<Boolean> answers = new ArrayList<>(batch.size());
         for (List<String> ids : batch) {
             boolean any = ids.isEmpty(); // a plain flush asks for no key
