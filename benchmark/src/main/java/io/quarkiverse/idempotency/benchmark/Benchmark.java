@@ -141,8 +141,8 @@ public class Benchmark implements QuarkusApplication {
                 new Kind("idempotent-eventloop", () -> reactive.idempotentEventLoop.get()),
                 new Kind("plain-send", () -> consumers.plainSend.get()),
                 // done once handled and its message confirmed by the broker: the pipeline's whole work
-                new Kind("idempotent-outbox", () -> Math.min(consumers.idempotentOutbox.get(), outbox.sentAtOnce()
-                        + outbox.relayed())));
+                new Kind("idempotent-outbox", () -> Math.min(consumers.idempotentOutbox.get(), outbox.counts().sentAtOnce()
+                        + outbox.counts().relayed())));
         for (Kind kind : kinds) {
             purgeQueue("bench-" + kind.channel());
         }

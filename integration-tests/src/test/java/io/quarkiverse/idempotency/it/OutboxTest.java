@@ -129,8 +129,8 @@ class OutboxTest extends BrokerTestSupport {
         Ledger.execute("INSERT INTO idempotency_outbox (message_id, channel, payload_type, payload, lease_owner,"
                 + " lease_until) VALUES ('held-" + order + "', 'receipts-out', 'json-object', convert_to('" + payload
                 + "', 'UTF8'), 'another-instance', now() + interval '8 seconds')");
-        long started = outbox.relayRunsStarted();
-        await().atMost(WAIT).until(() -> outbox.relayRunsEnded() > started); // a relay run since it was written
+        long started = outbox.counts().relayRunsStarted();
+        await().atMost(WAIT).until(() -> outbox.counts().relayRunsEnded() > started); // a relay run since it was written
         assertEquals(1L, Ledger.count("SELECT count(*) FROM idempotency_outbox WHERE message_id = 'held-" + order
                 + "' AND lease_owner = 'another-instance'"), "not claimed by the relay: still its writer's");
         assertEquals(0, Ledger.receipts(order), "its writer may still be sending it");

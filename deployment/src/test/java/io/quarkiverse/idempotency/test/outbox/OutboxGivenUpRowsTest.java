@@ -63,8 +63,8 @@ class OutboxGivenUpRowsTest {
         sql.execute("CREATE SCHEMA IF NOT EXISTS flush_fault");
         sql.execute("CREATE OR REPLACE FUNCTION flush_fault.pg_logical_emit_message(boolean, text, text) RETURNS"
                 + " pg_lsn LANGUAGE plpgsql AS $f$ BEGIN RAISE EXCEPTION 'the flush fails by construction'; END $f$");
-        long sentAtOnce = outbox.sentAtOnce();
-        long relayed = outbox.relayed();
+        long sentAtOnce = outbox.counts().sentAtOnce();
+        long relayed = outbox.counts().relayed();
         try {
             QuarkusTransaction.requiringNew().run(() -> {
                 try {
@@ -85,8 +85,8 @@ class OutboxGivenUpRowsTest {
         }
         assertEquals(List.of(new Receipt("G-1", 1), new Receipt("G-2", 2)),
                 sink.received().stream().map(Message::getPayload).toList(), "in the order they were written");
-        assertEquals(sentAtOnce, outbox.sentAtOnce(), "not sent at once: the flush failed");
-        assertEquals(relayed + 2, outbox.relayed(), "by the relay, well before their lease ran out");
+        assertEquals(sentAtOnce, outbox.counts().sentAtOnce(), "not sent at once: the flush failed");
+        assertEquals(relayed + 2, outbox.counts().relayed(), "by the relay, well before their lease ran out");
         await().atMost(Duration.ofSeconds(10)).until(() -> "0".equals(sql.query("SELECT count(*)::text FROM"
                 + " idempotency_outbox")));
     }

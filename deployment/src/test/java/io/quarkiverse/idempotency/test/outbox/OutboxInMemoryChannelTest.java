@@ -140,7 +140,7 @@ class OutboxInMemoryChannelTest {
      */
     @Test
     void afterAnAsynchronousCommitARowThatTookTheIdsOfTheOneWrittenIsNotSentInItsPlace() throws Exception {
-        long handled = outbox.afterCommitsHandled();
+        long handled = outbox.counts().afterCommitsHandled();
         QuarkusTransaction.requiringNew().run(() -> {
             try {
                 sql.execute("SET LOCAL synchronous_commit = off");
@@ -151,7 +151,7 @@ class OutboxInMemoryChannelTest {
                 throw new IllegalStateException(e);
             }
         });
-        await().atMost(Duration.ofSeconds(10)).until(() -> outbox.afterCommitsHandled() > handled); // its fast path
+        await().atMost(Duration.ofSeconds(10)).until(() -> outbox.counts().afterCommitsHandled() > handled); // its fast path
         awaitARelayRunFromNow();
         assertEquals(List.of(), sink.received(), "neither the message written nor the row's");
         assertEquals(1, rows(), "the later row waits for its own lease");
@@ -191,8 +191,8 @@ class OutboxInMemoryChannelTest {
 
     // Returns once a run of the relay job that started after this call has ended: whatever it could send, it sent.
     private void awaitARelayRunFromNow() {
-        long started = outbox.relayRunsStarted();
-        await().atMost(Duration.ofSeconds(10)).until(() -> outbox.relayRunsEnded() > started);
+        long started = outbox.counts().relayRunsStarted();
+        await().atMost(Duration.ofSeconds(10)).until(() -> outbox.counts().relayRunsEnded() > started);
     }
 
     private long rows() throws Exception {

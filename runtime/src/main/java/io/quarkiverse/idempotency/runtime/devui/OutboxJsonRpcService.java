@@ -34,8 +34,8 @@ public class OutboxJsonRpcService {
         Outbox outbox = outbox();
         OutboxBacklog backlog = outbox.backlog();
         return new JsonObject().put("waiting", backlog.waiting()).put("oldestSeconds", backlog.oldest().toSeconds())
-                .put("failing", backlog.failing()).put("sentAtCommit", outbox.sentAtOnce())
-                .put("relayed", outbox.relayed()).put("failures", outbox.failures())
+                .put("failing", backlog.failing()).put("sentAtCommit", outbox.counts().sentAtOnce())
+                .put("relayed", outbox.counts().relayed()).put("failures", outbox.counts().failures())
                 .put("channels", new JsonArray(outbox.channelNames().stream().sorted().toList()))
                 .put("rows", new JsonArray(outbox.oldest(ROWS).stream().map(JsonObject::new).toList()));
     }

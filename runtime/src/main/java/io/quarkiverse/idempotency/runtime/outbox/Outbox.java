@@ -15,7 +15,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongConsumer;
 
 import jakarta.transaction.Status;
@@ -50,18 +49,13 @@ public class Outbox {
     private final Map<String, ChannelOutbox<?>> channels = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Long> sent = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean deleting = new AtomicBoolean();
-    private final LongAdder sentAtOnce = new LongAdder();
-    private final LongAdder relayed = new LongAdder();
-    private final LongAdder relayRunsStarted = new LongAdder();
-    private final LongAdder relayRunsEnded = new LongAdder();
-    private final LongAdder failures = new LongAdder();
+    private final OutboxCounts counts = new OutboxCounts();
     /**
      * Rows this instance wrote and then gave up sending at once (the durability of their commit could not be learnt,
      * the database being down, or they waited past half their lease), by id: the relay takes them at its next run
      * instead of after their lease.
      */
     private final Map<Long, GivenUp> givenUp = new ConcurrentHashMap<>();
-    private final LongAdder afterCommitsHandled = new LongAdder();
     private volatile OutboxBacklog lastBacklog = OutboxBacklog.NONE;
     private volatile LongConsumer confirmed = nanos -> {
     };
@@ -186,7 +180,7 @@ public class Outbox {
             }
             if (!asynchronousCommit) {
                 sendAll();
-                afterCommitsHandled.increment();
+                counts.afterCommitsHandled.increment();
                 return;
             }
             // a message must not announce work that a database crash in the next milliseconds would undo: once the
@@ -201,7 +195,7 @@ public class Outbox {
                     LOG.outboxNotDurableAt(e.getMessage(), rows.size()); // the rows, if they survived, are relayed
                     giveUp();
                 } finally {
-                    afterCommitsHandled.increment();
+                    counts.afterCommitsHandled.increment();
                 }
             });
         }
@@ -244,12 +238,12 @@ public class Outbox {
         return sending.handle((ok, failure) -> {
             if (failure == null) {
                 confirmed.accept(System.nanoTime() - started);
-                (relay ? relayed : sentAtOnce).increment();
+                (relay ? counts.relayed : counts.sentAtOnce).increment();
                 sent.add(row.id());
                 deleteSent();
                 return true;
             }
-            failures.increment();
+            counts.failures.increment();
             // the channel busy (its buffer full) is no refusal by the broker: not logged, retried all the same
             boolean refused = !(unwrap(failure) instanceof ChannelOutbox.NotSent);
             worker.execute(() -> recordFailure(row, failure, refused));
@@ -313,11 +307,11 @@ public class Outbox {
      * @return how many rows it claimed
      */
     public int relayDue() {
-        relayRunsStarted.increment();
+        counts.relayRunsStarted.increment();
         try {
             return relayEachBatch();
         } finally {
-            relayRunsEnded.increment();
+            counts.relayRunsEnded.increment();
         }
     }
 
@@ -422,37 +416,9 @@ public class Outbox {
         return relayDue();
     }
 
-    /** @return messages sent just after their transaction committed */
-    public long sentAtOnce() {
-        return sentAtOnce.sum();
-    }
-
-    /** @return messages sent by the relay (after a crash, a refusal, or from another instance) */
-    public long relayed() {
-        return relayed.sum();
-    }
-
-    /** @return the relay's runs started so far (the job's, and each "send now") */
-    public long relayRunsStarted() {
-        return relayRunsStarted.sum();
-    }
-
-    /** @return the relay's runs ended so far, whether they sent, found nothing, or failed */
-    public long relayRunsEnded() {
-        return relayRunsEnded.sum();
-    }
-
-    /**
-     * @return the committed transactions whose messages the fast path has handled: sent (their confirms may still be
-     *         on their way), left to the relay, or found gone after an asynchronous commit
-     */
-    public long afterCommitsHandled() {
-        return afterCommitsHandled.sum();
-    }
-
-    /** @return sendings the broker refused or that failed */
-    public long failures() {
-        return failures.sum();
+    /** @return what the outbox has done since the start */
+    public OutboxCounts counts() {
+        return counts;
     }
 
     /** @return the rows waiting and the age of the oldest, read from the table now */
