@@ -91,7 +91,7 @@ export class QwcIdempotencyKeys extends LitElement {
     }
 
     _release(row) {
-        this.jsonRpc.releaseDeadLetter({ scope: row.scope, key: row.key, id: row.id ?? null }).then(response => {
+        this.jsonRpc.releaseDeadLetter({ scope: row.scope, key: row.key }).then(response => {
             this._message = response.result
                 ? `Released ${row.scope}:${row.key}: replay its message and it runs, with a fresh budget`
                 : `${row.scope}:${row.key} is not dead-lettered`;
@@ -124,6 +124,8 @@ export class QwcIdempotencyKeys extends LitElement {
             </div>
             ${this._chart(this._state.history)}
             ${this._duplicates(this._state.duplicates)}
+            <h3>Dead letters, most recent first</h3>
+            ${this._grid(this._state.deadLetters, 'dead-letters')}
             <h3>Oldest live claims</h3>
             ${this._grid(this._state.oldestClaims, 'oldest')}
             <h3>Most recent keys</h3>

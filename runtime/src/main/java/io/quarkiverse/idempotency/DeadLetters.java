@@ -1,10 +1,14 @@
 package io.quarkiverse.idempotency;
 
+import java.util.List;
+import java.util.Optional;
+
 /**
  * The keys whose messages were dead-lettered. Such a key stays dead-lettered: a later delivery of it (the same message
  * again, or republished) is dead-lettered again at once, with the original reason, and gets no new budget. Once the
  * cause is fixed, release the key, then replay its message from the dead-letter queue: it runs with a fresh budget.
- * Inject it; the Dev UI's key list has the same action.
+ * Inject it; the Dev UI and the management endpoint ({@code quarkus.idempotency.management.enabled}) read and release
+ * through it.
  */
 public interface DeadLetters {
 
@@ -17,4 +21,26 @@ public interface DeadLetters {
      *         unknown
      */
     boolean release(String scope, String key);
+
+    /**
+     * @return the dead-lettered keys the filter matches, the most recently dead-lettered first, one page of them
+     * @throws UnsupportedOperationException when the store cannot list its keys
+     */
+    List<DeadLetter> list(DeadLetterFilter filter);
+
+    /**
+     * @param key the key as {@link DeadLetter#key} shows it
+     * @return the key, when it is dead-lettered
+     */
+    default Optional<DeadLetter> find(String scope, String key) {
+        return list(DeadLetterFilter.all().forKey(scope, key).page(0, 1)).stream().findFirst();
+    }
+
+    /**
+     * Releases every dead-lettered key the filter matches (its page ignored), in one step: their next deliveries run,
+     * each with a fresh attempt budget.
+     *
+     * @return how many keys were released
+     */
+    int releaseAll(DeadLetterFilter filter);
 }

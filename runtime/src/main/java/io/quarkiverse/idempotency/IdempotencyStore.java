@@ -101,6 +101,25 @@ public interface IdempotencyStore {
     }
 
     /**
+     * Lists dead-lettered keys, for operators (the Dev UI, the management endpoint, {@link DeadLetters}).
+     *
+     * @return the keys the filter matches, the most recently dead-lettered first, from its offset, at most its limit
+     */
+    default List<DeadLetter> deadLetters(DeadLetterFilter filter) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot list dead-lettered keys");
+    }
+
+    /**
+     * Releases every dead-lettered key the filter matches (its offset and limit ignored), as
+     * {@link #releaseDeadLetter} does one, in one step.
+     *
+     * @return how many keys were released
+     */
+    default int releaseDeadLetters(DeadLetterFilter filter) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot release dead-lettered keys");
+    }
+
+    /**
      * What a claim of the key would find, without claiming it or waiting for anyone: {@link ClaimResult#NEW} when the
      * key is free (never seen, its last attempt failed, or its claim's lease ran out; with the failed attempts),
      * {@link ClaimResult#DONE} (with the facts kept and its age), {@link ClaimResult#DEAD_LETTERED} (with its last

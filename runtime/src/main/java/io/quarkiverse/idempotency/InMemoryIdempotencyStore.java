@@ -1,14 +1,18 @@
 package io.quarkiverse.idempotency;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import java.util.stream.Stream;
 
 /**
  * An {@link IdempotencyStore} in this process's memory, with a sliding window: a key is remembered for its retention
@@ -33,6 +37,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     private final AtomicInteger claimsSinceSweep = new AtomicInteger();
     private volatile int sizeAtLastSweep;
     private final LongSupplier nanoClock;
+    // The wall-clock time of the nano clock's origin reading, to tell operators when things happened.
+    private final Instant wallAtStart = Instant.now();
+    private final long nanosAtStart;
 
     public InMemoryIdempotencyStore() {
         this(System::nanoTime);
@@ -43,6 +50,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
      */
     public InMemoryIdempotencyStore(LongSupplier nanoClock) {
         this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+        this.nanosAtStart = nanoClock.getAsLong();
     }
 
     @Override
@@ -143,8 +151,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             }
             counted[0] = before + 1;
             long expiresAt = e == null ? now + retention.toNanos() : Math.max(e.expiresAt, now + retention.toNanos());
+            // the facts of the message that claimed it stay, as the database store's row keeps them
             return new Entry(counted[0] >= maxAttempts ? State.DEAD_LETTERED : State.FAILED, token, 0, expiresAt,
-                    counted[0], failure);
+                    counted[0], failure, e == null || e.expiresAt - now <= 0 ? MessageFacts.NONE : e.facts);
         });
         return counted[0];
     }
@@ -173,6 +182,40 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             return new Entry(State.FAILED, e.token, 0, e.expiresAt, 0, e.lastFailure);
         });
         return done[0];
+    }
+
+    @Override
+    public List<DeadLetter> deadLetters(DeadLetterFilter filter) {
+        return deadLettered(filter).sorted(Comparator.comparing(DeadLetter::deadLetteredAt).reversed())
+                .skip(filter.offset()).limit(filter.limit()).toList();
+    }
+
+    @Override
+    public int releaseDeadLetters(DeadLetterFilter filter) {
+        int released = 0;
+        for (DeadLetter dead : deadLettered(filter).toList()) {
+            if (releaseDeadLetter(new ScopedKey(dead.scope(), dead.key()))) {
+                released++;
+            }
+        }
+        return released;
+    }
+
+    private Instant wall(long nanos) {
+        return wallAtStart.plusNanos(nanos - nanosAtStart);
+    }
+
+    private Stream<DeadLetter> deadLettered(DeadLetterFilter filter) {
+        long now = nanoClock.getAsLong();
+        return entries.entrySet().stream()
+                .filter(e -> e.getValue().state == State.DEAD_LETTERED && e.getValue().expiresAt - now > 0)
+                .map(e -> {
+                    Entry entry = e.getValue();
+                    return new DeadLetter(e.getKey().scope(), e.getKey().key(),
+                            wall(entry.claimedAt), entry.attempts, entry.lastFailure, entry.facts,
+                            wall(entry.expiresAt));
+                })
+                .filter(dead -> filter.matches(dead.scope(), dead.key(), dead.reason(), dead.deadLetteredAt()));
     }
 
     @Override

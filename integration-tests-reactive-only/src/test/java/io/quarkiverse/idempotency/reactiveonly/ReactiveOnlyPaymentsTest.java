@@ -29,6 +29,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import com.rabbitmq.client.GetResponse;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkiverse.idempotency.DeadLetter;
+import io.quarkiverse.idempotency.DeadLetterFilter;
+import io.quarkiverse.idempotency.DeadLetters;
 import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.runtime.database.PoolIdempotencyStore;
@@ -70,6 +73,9 @@ class ReactiveOnlyPaymentsTest {
 
     @Inject
     IdempotencyPurge purge;
+
+    @Inject
+    DeadLetters deadLetters;
 
     @Inject
     Attempts attempts;
@@ -210,9 +216,7 @@ class ReactiveOnlyPaymentsTest {
         // the one reader of every SQL store, here through the reactive client
         Class<?> view = Class.forName("io.quarkiverse.idempotency.runtime.devui.DatabaseKeys");
         Method describe = view.getDeclaredMethod("describe", SqlKeyStore.class, JsonObject.class, int.class);
-        Method release = view.getDeclaredMethod("release", SqlKeyStore.class, String.class);
         describe.setAccessible(true);
-        release.setAccessible(true);
         JsonObject state = new JsonObject();
         describe.invoke(null, store, state, 10);
         assertTrue(state.getJsonObject("counts").getLong("CONFIRMED") >= 23, state.encode());
@@ -220,7 +224,10 @@ class ReactiveOnlyPaymentsTest {
         assertEquals(10, state.getJsonArray("recent").size());
         assertEquals("payments", state.getJsonArray("recent").getJsonObject(0).getString("scope"));
 
-        assertTrue((Boolean) release.invoke(null, store, "payments:charge:T-4"));
+        // the dead letters' reader, shared by the page and the management endpoint
+        assertEquals(List.of("charge:T-4"), deadLetters.list(DeadLetterFilter.all().forKey("payments", "charge:T-4"))
+                .stream().map(DeadLetter::key).toList());
+        assertEquals(1, deadLetters.releaseAll(DeadLetterFilter.all().forKey("payments", "charge:T-4")));
         assertEquals("FAILED", Ledger.state("T-4"), "released: its next delivery runs, with a fresh budget");
         assertEquals(0, Ledger.attempts("T-4"));
     }

@@ -54,6 +54,11 @@ public interface IdempotencyBuildTimeConfig {
     Tracing tracing();
 
     /**
+     * The management endpoint for dead letters.
+     */
+    Management management();
+
+    /**
      * The store's readiness check.
      */
     interface Health {
@@ -92,6 +97,35 @@ public interface IdempotencyBuildTimeConfig {
          */
         @WithDefault("true")
         boolean enabled();
+    }
+
+    /**
+     * The management endpoint for dead letters: {@code /q/idempotency/dead-letters} on the Quarkus management
+     * interface ({@code quarkus.management.enabled=true}), which lists, shows and releases dead-lettered keys.
+     */
+    interface Management {
+
+        /**
+         * Whether the endpoint is registered. It needs the management interface ({@code quarkus.management.enabled})
+         * and {@code quarkus-vertx-http} (which SmallRye Health and Micrometer bring), and refuses to start without
+         * authentication on that interface ({@code quarkus.management.auth.basic=true}, or another mechanism) unless
+         * {@code quarkus.idempotency.management.allow-unauthenticated} is set.
+         */
+        @WithDefault("false")
+        boolean enabled();
+
+        /**
+         * The role a caller of the endpoint must have.
+         */
+        @WithDefault("idempotency-admin")
+        String role();
+
+        /**
+         * Lets anyone who reaches the management interface call the endpoint, without authentication: for local use
+         * only, where that interface listens on a loopback address.
+         */
+        @WithDefault("false")
+        boolean allowUnauthenticated();
     }
 
     /**

@@ -157,9 +157,9 @@ public interface IdempotencyLogger extends BasicLogger {
     void released(Object key);
 
     @LogMessage(level = INFO)
-    @Message(id = 2017, value = "Released dead-lettered key '%s:%s' from the Dev UI: its next delivery runs, with a fresh"
+    @Message(id = 2018, value = "Released %d dead-lettered keys (%s) through %s: their next deliveries run with a fresh"
             + " attempt budget")
-    void releasedFromDevUi(String scope, String key);
+    void releasedMatching(int count, Object filter, String through);
 
     // 3000s: the database store
 

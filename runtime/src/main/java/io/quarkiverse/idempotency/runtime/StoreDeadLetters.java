@@ -1,14 +1,18 @@
 package io.quarkiverse.idempotency.runtime;
 
+import java.util.List;
+
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
+import io.quarkiverse.idempotency.DeadLetter;
+import io.quarkiverse.idempotency.DeadLetterFilter;
 import io.quarkiverse.idempotency.DeadLetters;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.ScopedKey;
 
 /**
- * Releases dead-lettered keys in the store, for replays.
+ * Lists and releases dead-lettered keys in the store, for operators and replays.
  */
 @Singleton
 public class StoreDeadLetters implements DeadLetters {
@@ -28,6 +32,25 @@ public class StoreDeadLetters implements DeadLetters {
         boolean released = store.releaseDeadLetter(scoped);
         if (released) {
             LOG.released(scoped);
+        }
+        return released;
+    }
+
+    @Override
+    public List<DeadLetter> list(DeadLetterFilter filter) {
+        return store.deadLetters(filter);
+    }
+
+    @Override
+    public int releaseAll(DeadLetterFilter filter) {
+        return releaseAll(filter, "the application");
+    }
+
+    /** {@link #releaseAll(DeadLetterFilter)}, logged with who asked (the Dev UI, the management endpoint). */
+    public int releaseAll(DeadLetterFilter filter, String through) {
+        int released = store.releaseDeadLetters(filter);
+        if (released > 0) {
+            LOG.releasedMatching(released, filter, through);
         }
         return released;
     }

@@ -125,6 +125,16 @@ public enum Rule {
             "implement awaitConfirmedDurably(List<ScopedKey>): wait until earlier commits are durable, then answer"
                     + " whether one of the key's forms is confirmed (a store wrapping another delegates it, as it does"
                     + " commitsAsynchronously)"),
+    MANAGEMENT_WITHOUT_HTTP("quarkus.idempotency.management.enabled=true, but the application has no HTTP server",
+            "add the quarkus-vertx-http extension (SmallRye Health and Micrometer's Prometheus registry bring it)"),
+    MANAGEMENT_WITHOUT_INTERFACE("quarkus.idempotency.management.enabled=true, but the management interface is off:"
+            + " the dead letters' endpoint would be served on the application's own port",
+            "set quarkus.management.enabled=true (the endpoint is then /q/idempotency/dead-letters on port 9000)"),
+    MANAGEMENT_WITHOUT_AUTHENTICATION("quarkus.idempotency.management.enabled=true, but the management interface"
+            + " authenticates nobody: anyone who reaches it could list and release dead-lettered keys",
+            "set quarkus.management.auth.enabled=true and quarkus.management.auth.basic=true (or another mechanism)"
+                    + " and give the operators the role quarkus.idempotency.management.role (%s); or, for local use"
+                    + " only, quarkus.idempotency.management.allow-unauthenticated=true"),
     INVALID_OUTBOX_TABLE_NAME("quarkus.idempotency.outbox.table='%s' is not a valid table name",
             "use letters, digits and underscores, starting with a letter or underscore, optionally qualified by a"
                     + " schema (messaging.outbox), at most 59 characters each, and not a reserved SQL word"),

@@ -5,7 +5,6 @@ import static io.quarkiverse.idempotency.runtime.database.SqlCalls.SqlArray.varc
 
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
@@ -17,6 +16,8 @@ import javax.sql.DataSource;
 import jakarta.transaction.TransactionManager;
 
 import io.quarkiverse.idempotency.Claim;
+import io.quarkiverse.idempotency.DeadLetter;
+import io.quarkiverse.idempotency.DeadLetterFilter;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
@@ -293,11 +294,7 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     /** {@link #awaitDurable()}, reading in the flush's own statement whether a form of the key is confirmed. */
     @Override
     public boolean awaitConfirmedDurably(List<ScopedKey> forms) {
-        List<String> ids = new ArrayList<>(forms.size());
-        for (ScopedKey form : forms) {
-            ids.add(StorageKeys.of(form));
-        }
-        return flushes.awaitConfirmed(ids);
+        return flushes.awaitConfirmed(forms.stream().map(StorageKeys::of).toList());
     }
 
     /** @return how many WAL flushes ran for asynchronously committed deliveries, and how many deliveries they served */
@@ -366,6 +363,16 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     public int endLeasesOfEarlierStarts(String instance, String current) {
         return runOnItsOwn(db -> db.update(sql.endLeasesOfEarlierStarts, instance, current),
                 "Could not end the leases of the claims of earlier starts of '" + instance + "'");
+    }
+
+    @Override
+    public List<DeadLetter> deadLetters(DeadLetterFilter filter) {
+        return DeadLetterRows.list(this, filter);
+    }
+
+    @Override
+    public int releaseDeadLetters(DeadLetterFilter filter) {
+        return DeadLetterRows.release(this, filter);
     }
 
     @Override

@@ -11,6 +11,8 @@ import java.util.Optional;
 import java.util.function.Function;
 
 import io.quarkiverse.idempotency.Claim;
+import io.quarkiverse.idempotency.DeadLetter;
+import io.quarkiverse.idempotency.DeadLetterFilter;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
@@ -148,6 +150,16 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     public int endLeasesOfEarlierStarts(String instance, String current) {
         return await(calls.update(sql.endLeasesOfEarlierStarts, instance, current),
                 "end the leases of the claims of earlier starts of '" + instance + "'");
+    }
+
+    @Override
+    public List<DeadLetter> deadLetters(DeadLetterFilter filter) {
+        return DeadLetterRows.list(this, filter);
+    }
+
+    @Override
+    public int releaseDeadLetters(DeadLetterFilter filter) {
+        return DeadLetterRows.release(this, filter);
     }
 
     @Override

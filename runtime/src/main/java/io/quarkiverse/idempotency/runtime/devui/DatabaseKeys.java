@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import io.quarkiverse.idempotency.runtime.database.RecordStatements;
 import io.quarkiverse.idempotency.runtime.database.SqlCalls;
 import io.quarkiverse.idempotency.runtime.database.SqlKeyStore;
 import io.quarkiverse.idempotency.runtime.database.SqlRow;
@@ -41,15 +40,6 @@ final class DatabaseKeys {
             state.put("oldestClaims", oldest);
             return records(db, TableStatements.mostRecent(table), rows);
         }).invoke(recent -> state.put("recent", recent))).await().atMost(WITHIN);
-    }
-
-    /**
-     * Releases a dead-lettered record by its id as the table holds it ({@code scope:key}, or the digest of a long key,
-     * which the page cannot turn back into its key).
-     */
-    static boolean release(SqlKeyStore store, String id) {
-        return store.onTable(db -> db.update(RecordStatements.releaseDeadLetter(store.tableName()), id))
-                .await().atMost(WITHIN) == 1;
     }
 
     // Rows of TableStatements.RECORD_COLUMNS, as the page shows them.

@@ -7,7 +7,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import jakarta.inject.Inject;
 
-import io.quarkiverse.idempotency.DeadLetters;
+import io.quarkiverse.idempotency.DeadLetter;
+import io.quarkiverse.idempotency.DeadLetterFilter;
 import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.InMemoryIdempotencyStore;
@@ -15,6 +16,7 @@ import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.Deliveries;
 import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.quarkiverse.idempotency.runtime.OutcomeHistory;
+import io.quarkiverse.idempotency.runtime.StoreDeadLetters;
 import io.quarkiverse.idempotency.runtime.database.SqlKeyStore;
 import io.smallrye.common.annotation.Blocking;
 import io.smallrye.common.annotation.NonBlocking;
@@ -23,8 +25,9 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 /**
- * What the Dev UI shows and does: keys by state, the oldest live claims, the most recent keys, the purge's last run
- * and progress, and a purge on demand that runs in the background. Registered in dev mode only.
+ * What the Dev UI shows and does: keys by state, the most recent dead letters (released from there), the oldest live
+ * claims, the most recent keys, the purge's last run and progress, and a purge on demand that runs in the background.
+ * Registered in dev mode only.
  */
 public class IdempotencyJsonRpcService {
 
@@ -38,7 +41,7 @@ public class IdempotencyJsonRpcService {
     IdempotencyPurge purge;
 
     @Inject
-    DeadLetters deadLetters;
+    StoreDeadLetters deadLetters;
 
     @Inject
     Deliveries deliveries;
@@ -55,6 +58,7 @@ public class IdempotencyJsonRpcService {
         } else if (store instanceof InMemoryIdempotencyStore memory) {
             describe(memory, state);
         }
+        state.put("deadLetters", deadLetters(ROWS));
         store.oldestClaimAge().ifPresent(age -> state.put("oldestClaimAgeSeconds", age.toSeconds()));
         purge.lastRun().ifPresentOrElse(run -> state.put("lastPurge", new JsonObject()
                 .put("finishedAt", run.finishedAt().toString())
@@ -89,19 +93,12 @@ public class IdempotencyJsonRpcService {
     }
 
     /**
-     * Releases a dead-lettered key, so that a replay of its message runs with a fresh budget: by the row's id in the
-     * database store's table when the page has it (a long key is stored as its digest), else by scope and key.
+     * Releases a dead-lettered key, so that a replay of its message runs with a fresh budget: by its scope and its key as
+     * the page shows it (a long key's digest, as the table holds it), through the reader the management endpoint uses.
      */
     @Blocking
-    public boolean releaseDeadLetter(String scope, String key, String id) {
-        if (id != null && store instanceof SqlKeyStore database) {
-            boolean released = DatabaseKeys.release(database, id);
-            if (released) {
-                LOG.releasedFromDevUi(scope, key);
-            }
-            return released;
-        }
-        return deadLetters.release(scope, key);
+    public boolean releaseDeadLetter(String scope, String key) {
+        return deadLetters.releaseAll(DeadLetterFilter.all().forKey(scope, key), "the Dev UI") == 1;
     }
 
     /** Starts a purge in the background; the page follows it through {@link #getState()}. */
@@ -121,6 +118,23 @@ public class IdempotencyJsonRpcService {
             }
         });
         return new JsonObject().put("started", true);
+    }
+
+    // The most recent dead letters, as the page's grids show keys.
+    private JsonArray deadLetters(int rows) {
+        JsonArray read = new JsonArray();
+        try {
+            for (DeadLetter dead : deadLetters.list(DeadLetterFilter.all().page(0, rows))) {
+                read.add(new JsonObject().put("scope", dead.scope()).put("key", dead.key())
+                        .put("state", "DEAD_LETTERED").put("attempts", dead.attempts())
+                        .put("lastFailure", dead.reason()).put("messageId", dead.facts().messageId())
+                        .put("recordedAt", String.valueOf(dead.deadLetteredAt()))
+                        .put("expiresAt", String.valueOf(dead.expiresAt())));
+            }
+        } catch (UnsupportedOperationException e) {
+            // an application's own store that cannot list its keys: the page shows none
+        }
+        return read;
     }
 
     private static void describe(InMemoryIdempotencyStore memory, JsonObject state) {

@@ -1,0 +1,47 @@
+package io.quarkiverse.idempotency.reactiveonly;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Instant;
+
+import jakarta.inject.Inject;
+
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.spec.JavaArchive;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.idempotency.DeadLetters;
+import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.runtime.database.PoolIdempotencyStore;
+import io.quarkiverse.idempotency.testing.DeadLetterScenario;
+import io.quarkus.test.QuarkusUnitTest;
+import io.vertx.mutiny.sqlclient.Pool;
+
+/**
+ * The dead-lettered keys of an application with the reactive client only, listed, filtered and released through the
+ * client's pool: the same {@link DeadLetterScenario} as over JDBC and in memory.
+ */
+class ReactiveOnlyDeadLettersTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = ReactiveOnlyServices.configure(new QuarkusUnitTest()
+            .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class).addClasses(ReactiveOnlyServices.class)));
+
+    @Inject
+    IdempotencyStore store;
+
+    @Inject
+    DeadLetters deadLetters;
+
+    @Inject
+    Pool pool;
+
+    @Test
+    void deadLettersAreListedFilteredPagedAndReleasedThroughThePool() throws InterruptedException {
+        assertTrue(store instanceof PoolIdempotencyStore, "the store reaches its table through the pool: " + store);
+        pool.query("DELETE FROM " + ((PoolIdempotencyStore) store).tableName()).execute().await().indefinitely();
+        Instant later = DeadLetterScenario.deadLetter(store);
+        DeadLetterScenario.check(deadLetters, store, later);
+    }
+}

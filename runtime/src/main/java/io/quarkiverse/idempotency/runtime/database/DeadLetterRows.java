@@ -1,0 +1,76 @@
+package io.quarkiverse.idempotency.runtime.database;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.quarkiverse.idempotency.DeadLetter;
+import io.quarkiverse.idempotency.DeadLetterFilter;
+import io.quarkiverse.idempotency.MessageFacts;
+
+/**
+ * The dead-lettered rows of a key table, listed and released by a {@link DeadLetterFilter}, written once for every
+ * way a {@link SqlKeyStore} reaches its table (JDBC, the reactive client's pool). For operators: each call is a
+ * statement committed on its own, and waits for its answer.
+ */
+public final class DeadLetterRows {
+
+    private static final Duration WITHIN = Duration.ofSeconds(30);
+    private static final String COLUMNS = "scoped_key, scope, recorded_at, attempts, last_failure, message_id,"
+            + " fingerprint, expires_at";
+    // Parameters: scope twice; the two stored forms a key may have, the first twice; the reason twice; since twice.
+    private static final String MATCHING = " WHERE state = 'DEAD_LETTERED' AND expires_at > now()"
+            + " AND (?::varchar IS NULL OR scope = ?)"
+            + " AND (?::varchar IS NULL OR scoped_key IN (?, ?))"
+            + " AND (?::text IS NULL OR strpos(lower(last_failure), lower(?::text)) > 0)"
+            + " AND (?::text IS NULL OR recorded_at >= CAST(?::text AS timestamptz))";
+
+    private DeadLetterRows() {
+    }
+
+    /** @return the rows the filter matches, newest first, one page */
+    public static List<DeadLetter> list(SqlKeyStore store, DeadLetterFilter filter) {
+        String sql = "SELECT " + COLUMNS + " FROM " + store.tableName() + MATCHING
+                + " ORDER BY recorded_at DESC, scoped_key LIMIT ? OFFSET ?";
+        Object[] values = append(matching(filter), filter.limit(), filter.offset());
+        return store.onTable(db -> db.query(sql, values)).map(rows -> {
+            List<DeadLetter> read = new ArrayList<>(rows.size());
+            for (SqlRow row : rows) {
+                String scope = row.string(1);
+                read.add(new DeadLetter(scope, TableStatements.unscoped(row.string(0), scope),
+                        instant(row.instant(2)), row.count(3), row.string(4),
+                        MessageFacts.of(row.string(5), row.string(6)), instant(row.instant(7))));
+            }
+            return (List<DeadLetter>) read;
+        }).await().atMost(WITHIN);
+    }
+
+    /** @return how many dead-lettered rows the filter matches were released (free, with a fresh attempt budget) */
+    public static int release(SqlKeyStore store, DeadLetterFilter filter) {
+        String sql = "UPDATE " + store.tableName() + " SET state = 'FAILED', attempts = 0, lease_until = NULL,"
+                + " recorded_at = now()" + MATCHING;
+        return store.onTable(db -> db.update(sql, matching(filter))).await().atMost(WITHIN);
+    }
+
+    private static Object[] matching(DeadLetterFilter filter) {
+        String stored = filter.key() == null ? null : StorageKeys.of(filter.scope(), filter.key());
+        // a key too long for the column is shown as its digest, which is stored as it is, without its scope
+        String digest = filter.key() != null && filter.key().startsWith(StorageKeys.DIGEST_PREFIX) ? filter.key()
+                : stored;
+        String since = filter.since() == null ? null : filter.since().toString();
+        return new Object[] { filter.scope(), filter.scope(), stored, stored, digest, filter.reason(), filter.reason(),
+                since, since };
+    }
+
+    private static Object[] append(Object[] values, Object... more) {
+        Object[] all = new Object[values.length + more.length];
+        System.arraycopy(values, 0, all, 0, values.length);
+        System.arraycopy(more, 0, all, values.length, more.length);
+        return all;
+    }
+
+    private static Instant instant(String iso) {
+        return iso == null ? null : Instant.parse(iso);
+    }
+}
