@@ -15,8 +15,8 @@ import io.quarkiverse.idempotency.DeadLetters;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.runtime.database.PoolIdempotencyStore;
 import io.quarkiverse.idempotency.testing.DeadLetterScenario;
+import io.quarkiverse.idempotency.testing.TestServices;
 import io.quarkus.test.QuarkusUnitTest;
-import io.vertx.mutiny.sqlclient.Pool;
 
 /**
  * The dead-lettered keys of an application with the reactive client only, listed, filtered and released through the
@@ -24,9 +24,17 @@ import io.vertx.mutiny.sqlclient.Pool;
  */
 class ReactiveOnlyDeadLettersTest {
 
+    static final String DATABASE = "reactive_only_dead_letters";
+
     @RegisterExtension
     static final QuarkusUnitTest APP = ReactiveOnlyServices.configure(new QuarkusUnitTest()
-            .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class).addClasses(ReactiveOnlyServices.class)));
+            .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class).addClasses(ReactiveOnlyServices.class)))
+            // a database of its own: the module's other tests count the dead letters in theirs
+            .overrideConfigKey("quarkus.datasource.reactive.url", url(TestServices.freshDatabase(DATABASE)));
+
+    private static String url(TestServices.Server db) {
+        return "postgresql://" + db.host() + ":" + db.port() + "/" + DATABASE;
+    }
 
     @Inject
     IdempotencyStore store;
@@ -34,13 +42,9 @@ class ReactiveOnlyDeadLettersTest {
     @Inject
     DeadLetters deadLetters;
 
-    @Inject
-    Pool pool;
-
     @Test
     void deadLettersAreListedFilteredPagedAndReleasedThroughThePool() throws InterruptedException {
         assertTrue(store instanceof PoolIdempotencyStore, "the store reaches its table through the pool: " + store);
-        pool.query("DELETE FROM " + ((PoolIdempotencyStore) store).tableName()).execute().await().indefinitely();
         Instant later = DeadLetterScenario.deadLetter(store);
         DeadLetterScenario.check(deadLetters, store, later);
     }

@@ -19,10 +19,15 @@ import io.quarkiverse.idempotency.ScopedKey;
 
 /**
  * Dead-lettered keys listed, filtered, paged, looked up and released through {@link DeadLetters}, the one reader of the
- * Dev UI and the management endpoint, whatever the store: 3 keys of "payments" spent their budget on a timeout, 2 of
- * "refunds" on a constraint violation, one "payments" key failed once only (not dead-lettered), one is confirmed.
+ * Dev UI and the management endpoint, whatever the store: 3 keys of {@link #PAYMENTS} spent their budget on a
+ * timeout, 2 of {@link #REFUNDS} on a constraint violation, one of PAYMENTS failed once only (not dead-lettered), one
+ * is confirmed. The store holds no other dead letters.
  */
 public final class DeadLetterScenario {
+
+    /** The scenario's scopes, apart from any other test's keys in a shared table. */
+    public static final String PAYMENTS = "dead-letter-payments";
+    public static final String REFUNDS = "dead-letter-refunds";
 
     static final Duration LEASE = Duration.ofSeconds(30);
     static final Duration RETENTION = Duration.ofHours(1);
@@ -33,19 +38,19 @@ public final class DeadLetterScenario {
     /** Writes the keys; returns the instant just before the last two dead letters. */
     public static Instant deadLetter(IdempotencyStore store) throws InterruptedException {
         for (int i = 1; i <= 3; i++) {
-            dead(store, new ScopedKey("payments", "order-" + i), "java.net.SocketTimeoutException: Read timed out");
+            dead(store, new ScopedKey(PAYMENTS, "order-" + i), "java.net.SocketTimeoutException: Read timed out");
         }
         Thread.sleep(20);
         Instant later = Instant.now();
         Thread.sleep(20);
         for (int i = 1; i <= 2; i++) {
-            dead(store, new ScopedKey("refunds", "refund-" + i),
+            dead(store, new ScopedKey(REFUNDS, "refund-" + i),
                     "org.postgresql.util.PSQLException: ERROR: duplicate key value violates unique constraint");
         }
-        ScopedKey once = new ScopedKey("payments", "order-9");
+        ScopedKey once = new ScopedKey(PAYMENTS, "order-9");
         store.claim(once, "t-once", LEASE, RETENTION, MessageFacts.NONE);
         store.recordFailure(once, "t-once", "java.net.SocketTimeoutException: Read timed out", 3, RETENTION);
-        ScopedKey done = new ScopedKey("payments", "order-10");
+        ScopedKey done = new ScopedKey(PAYMENTS, "order-10");
         store.claim(done, "t-done", LEASE, RETENTION, MessageFacts.NONE);
         store.confirm(done, "t-done", RETENTION);
         return later;
@@ -63,17 +68,17 @@ public final class DeadLetterScenario {
         assertEquals(List.of("refund-1", "refund-2", "order-1", "order-2", "order-3").stream().sorted().toList(),
                 all.stream().map(DeadLetter::key).sorted().toList(),
                 "only the keys whose budget is spent, not the failed-once one nor the confirmed one: " + all);
-        assertTrue(all.get(0).scope().equals("refunds") && all.get(1).scope().equals("refunds"),
+        assertTrue(all.get(0).scope().equals(REFUNDS) && all.get(1).scope().equals(REFUNDS),
                 "the most recently dead-lettered first: " + all);
-        DeadLetter first = deadLetters.find("payments", "order-1").orElseThrow();
+        DeadLetter first = deadLetters.find(PAYMENTS, "order-1").orElseThrow();
         assertEquals(1, first.attempts());
         assertEquals("java.net.SocketTimeoutException: Read timed out", first.reason());
         assertEquals("msg-order-1", first.facts().messageId(), "with the id of the message that wrote it");
         assertTrue(first.deadLetteredAt().isBefore(later) && first.expiresAt().isAfter(Instant.now()), "" + first);
-        assertTrue(deadLetters.find("payments", "order-9").isEmpty(), "a key with budget left is not dead-lettered");
-        assertTrue(deadLetters.find("payments", "order-10").isEmpty(), "nor a confirmed key");
+        assertTrue(deadLetters.find(PAYMENTS, "order-9").isEmpty(), "a key with budget left is not dead-lettered");
+        assertTrue(deadLetters.find(PAYMENTS, "order-10").isEmpty(), "nor a confirmed key");
 
-        assertEquals(3, deadLetters.list(DeadLetterFilter.all().inScope("payments")).size());
+        assertEquals(3, deadLetters.list(DeadLetterFilter.all().inScope(PAYMENTS)).size());
         assertEquals(2, deadLetters.list(DeadLetterFilter.all().withReasonContaining("UNIQUE CONSTRAINT")).size(),
                 "the reason matched ignoring case");
         assertEquals(2, deadLetters.list(DeadLetterFilter.all().deadLetteredSince(later)).size());
@@ -87,13 +92,13 @@ public final class DeadLetterScenario {
 
         assertEquals(2, deadLetters.releaseAll(DeadLetterFilter.all().withReasonContaining("constraint")),
                 "one reason released, in one step");
-        assertEquals(ClaimResult.NEW, store.claim(new ScopedKey("refunds", "refund-1"), "t-replay", LEASE, RETENTION,
+        assertEquals(ClaimResult.NEW, store.claim(new ScopedKey(REFUNDS, "refund-1"), "t-replay", LEASE, RETENTION,
                 MessageFacts.NONE).result(), "a released key's replay runs");
         assertEquals(3, deadLetters.list(DeadLetterFilter.all()).size(), "the other reason is still dead-lettered");
-        assertEquals(1, deadLetters.releaseAll(DeadLetterFilter.all().forKey("payments", "order-2")));
-        assertEquals(0, deadLetters.releaseAll(DeadLetterFilter.all().forKey("payments", "order-2")),
+        assertEquals(1, deadLetters.releaseAll(DeadLetterFilter.all().forKey(PAYMENTS, "order-2")));
+        assertEquals(0, deadLetters.releaseAll(DeadLetterFilter.all().forKey(PAYMENTS, "order-2")),
                 "a released key is released once");
-        assertFalse(deadLetters.find("payments", "order-2").isPresent());
+        assertFalse(deadLetters.find(PAYMENTS, "order-2").isPresent());
         assertEquals(2, deadLetters.list(DeadLetterFilter.all()).size());
     }
 
