@@ -26,7 +26,9 @@ public interface DeadLetters {
      * @return the dead-lettered keys the filter matches, the most recently dead-lettered first, one page of them
      * @throws UnsupportedOperationException when the store cannot list its keys
      */
-    List<DeadLetter> list(DeadLetterFilter filter);
+    default List<DeadLetter> list(DeadLetterFilter filter) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot list dead-lettered keys");
+    }
 
     /**
      * @param key the key as {@link DeadLetter#key} shows it
@@ -41,6 +43,9 @@ public interface DeadLetters {
      * each with a fresh attempt budget.
      *
      * @return how many keys were released
+     * @throws UnsupportedOperationException when the store cannot release by filter
      */
-    int releaseAll(DeadLetterFilter filter);
+    default int releaseAll(DeadLetterFilter filter) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot release dead-lettered keys by filter");
+    }
 }

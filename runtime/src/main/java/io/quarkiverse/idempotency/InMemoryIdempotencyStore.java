@@ -186,7 +186,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
     @Override
     public List<DeadLetter> deadLetters(DeadLetterFilter filter) {
-        return deadLettered(filter).sorted(Comparator.comparing(DeadLetter::deadLetteredAt).reversed())
+        return deadLettered(filter)
+                .sorted(Comparator.comparing(DeadLetter::deadLetteredAt).reversed()
+                        .thenComparing(DeadLetter::scope).thenComparing(DeadLetter::key))
                 .skip(filter.offset()).limit(filter.limit()).toList();
     }
 

@@ -43,7 +43,7 @@ class ReactiveOnlyDeadLettersTest {
     DeadLetters deadLetters;
 
     @Test
-    void deadLettersAreListedFilteredPagedAndReleasedThroughThePool() throws InterruptedException {
+    void deadLettersAreListedFilteredPagedAndReleasedThroughThePool() {
         assertTrue(store instanceof PoolIdempotencyStore, "the store reaches its table through the pool: " + store);
         Instant later = DeadLetterScenario.deadLetter(store);
         DeadLetterScenario.check(deadLetters, store, later);

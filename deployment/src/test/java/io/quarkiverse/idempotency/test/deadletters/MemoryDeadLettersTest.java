@@ -26,7 +26,7 @@ class MemoryDeadLettersTest {
     DeadLetters deadLetters;
 
     @Test
-    void deadLettersAreListedFilteredPagedAndReleased() throws InterruptedException {
+    void deadLettersAreListedFilteredPagedAndReleased() {
         Instant later = DeadLetterScenario.deadLetter(store);
         DeadLetterScenario.check(deadLetters, store, later);
     }

@@ -60,7 +60,7 @@ class DeadLetterEndpointTest {
     }
 
     private static RequestSpecification operator() {
-        return given().auth().preemptive().basic("operator", "op-secret");
+        return given().auth().preemptive().basic("operator", "op-secret").contentType("application/json");
     }
 
     @Test
@@ -102,6 +102,16 @@ class DeadLetterEndpointTest {
                 .body("released", equalTo(1));
         assertEquals(2, deadLetters.list(DeadLetterFilter.all()).size(), "the other keys stay dead-lettered");
         operator().post(ManagementApps.URL + "/release?all=true").then().statusCode(200).body("released", equalTo(2));
+    }
+
+    /** A release without a JSON content type: what a cross-site form or a no-cors fetch would send. */
+    @Test
+    void aReleaseAsACrossSiteFormWouldSendItIsRefused() {
+        given().auth().preemptive().basic("operator", "op-secret").post(ManagementApps.URL + "/release?all=true")
+                .then().statusCode(415).body("error", containsString("application/json"));
+        given().auth().preemptive().basic("operator", "op-secret").contentType("application/x-www-form-urlencoded")
+                .post(ManagementApps.URL + "/release?all=true").then().statusCode(415);
+        assertEquals(4, deadLetters.list(DeadLetterFilter.all()).size(), "nothing released");
     }
 
     @Test

@@ -21,8 +21,9 @@ class ManagementPermissionOverriddenTest {
 
     @Test
     void theEndpointStillRequiresTheRole() {
-        given().post(ManagementApps.URL + "/release?all=true").then().statusCode(401);
-        given().auth().preemptive().basic("viewer", "view-secret").post(ManagementApps.URL + "/release?all=true")
+        given().contentType("application/json").post(ManagementApps.URL + "/release?all=true").then().statusCode(401);
+        given().auth().preemptive().basic("viewer", "view-secret").contentType("application/json")
+                .post(ManagementApps.URL + "/release?all=true")
                 .then().statusCode(403);
         given().auth().preemptive().basic("operator", "op-secret").get(ManagementApps.URL).then()
                 .statusCode(200);

@@ -20,7 +20,9 @@ public final class DeadLetterRows {
     private static final String COLUMNS = "scoped_key, scope, recorded_at, attempts, last_failure, message_id,"
             + " fingerprint, expires_at";
     // Parameters: scope twice; the two stored forms a key may have, the first twice; the reason twice; since twice.
-    private static final String MATCHING = " WHERE state = 'DEAD_LETTERED' AND expires_at > now()"
+    // No condition on expires_at: a claim does not read it either, so a dead-lettered row past its expiry that the purge
+    // has not removed yet still dead-letters its key's deliveries, and must be seen and released.
+    private static final String MATCHING = " WHERE state = 'DEAD_LETTERED'"
             + " AND (?::varchar IS NULL OR scope = ?)"
             + " AND (?::varchar IS NULL OR scoped_key IN (?, ?))"
             + " AND (?::text IS NULL OR strpos(lower(last_failure), lower(?::text)) > 0)"

@@ -39,7 +39,7 @@ final class StorageKeys {
                 : printable.substring(0, IdempotencyRecord.KEY_LENGTH);
     }
 
-    private static String escape(String scope) {
+    static String escape(String scope) {
         if (scope.indexOf(':') < 0 && scope.indexOf('\\') < 0) {
             return scope;
         }

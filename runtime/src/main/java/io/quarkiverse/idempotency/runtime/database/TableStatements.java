@@ -161,6 +161,7 @@ public final class TableStatements {
 
     /** @return the key as the application made it, from the stored scoped key (scope, colon, key) */
     public static String unscoped(String scopedKey, String scope) {
-        return scopedKey.startsWith(scope + ":") ? scopedKey.substring(scope.length() + 1) : scopedKey;
+        String prefix = StorageKeys.escape(scope) + ":"; // a scope's ':' and '\\' are escaped in the stored key
+        return scopedKey.startsWith(prefix) ? scopedKey.substring(prefix.length()) : scopedKey;
     }
 }

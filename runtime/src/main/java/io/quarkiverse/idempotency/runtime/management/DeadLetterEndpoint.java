@@ -82,6 +82,12 @@ public final class DeadLetterEndpoint implements Handler<RoutingContext> {
     }
 
     private void release(RoutingContext ctx) {
+        String type = ctx.request().getHeader("Content-Type");
+        if (type == null || !type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
+            // a cross-site form or fetch cannot send this type without a preflight, which this endpoint never grants
+            answer(ctx, 415, error("A release is sent with Content-Type: application/json"));
+            return;
+        }
         DeadLetterFilter filter = filter(ctx);
         boolean all = Boolean.parseBoolean(ctx.request().getParam("all"));
         if (!all && filter.scope() == null && filter.reason() == null && filter.since() == null) {
