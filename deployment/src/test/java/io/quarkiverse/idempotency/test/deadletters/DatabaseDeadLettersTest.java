@@ -29,7 +29,9 @@ import io.quarkus.test.QuarkusUnitTest;
 class DatabaseDeadLettersTest {
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0]);
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[0])
+            // a row past its expiry stays until the purge: none runs here, so such a row stays while it is looked at
+            .overrideConfigKey("quarkus.idempotency.purge.every", "off");
 
     @Inject
     IdempotencyStore store;
