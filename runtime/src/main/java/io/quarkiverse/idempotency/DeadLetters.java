@@ -6,7 +6,8 @@ import java.util.Optional;
 /**
  * The keys whose messages were dead-lettered. Such a key stays dead-lettered: a later delivery of it (the same message
  * again, or republished) is dead-lettered again at once, with the original reason, and gets no new budget. Once the
- * cause is fixed, release the key, then replay its message from the dead-letter queue: it runs with a fresh budget.
+ * cause is fixed, release the key, then replay its message from the dead-letter queue: it runs with a fresh budget
+ * ({@link DeadLetterReplays} does both, message by message).
  * Inject it; the Dev UI and the management endpoint ({@code quarkus.idempotency.management.enabled}) read and release
  * through it.
  */

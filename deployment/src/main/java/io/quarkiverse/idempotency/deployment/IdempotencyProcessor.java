@@ -22,6 +22,7 @@ import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.MessageIdKey;
 import io.quarkiverse.idempotency.deployment.exception.IdempotencyDefinitionException;
 import io.quarkiverse.idempotency.deployment.exception.Rule;
+import io.quarkiverse.idempotency.runtime.DeadLetterReplayer;
 import io.quarkiverse.idempotency.runtime.Deliveries;
 import io.quarkiverse.idempotency.runtime.EarlierIncarnations;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
@@ -124,7 +125,8 @@ class IdempotencyProcessor {
                 .addBeanClasses(Idempotent.class, IdempotentMethodIndex.class, IdempotencyInterceptor.class,
                         Deliveries.class, InboundMessages.class, WorkerId.class, MessageIdKey.class,
                         ProgrammaticIdempotency.class, StorePurge.class, StoreCheck.class, NoopMetricsProducer.class,
-                        StoreDeadLetters.class, NonBlockingStore.class, EarlierIncarnations.class)
+                        StoreDeadLetters.class, DeadLetterReplayer.class, NonBlockingStore.class,
+                        EarlierIncarnations.class)
                 .setUnremovable().build());
         if (config.metrics().enabled() && metrics.isPresent()
                 && metrics.get().metricsSupported(MetricsFactory.MICROMETER)) {

@@ -15,6 +15,7 @@ import io.quarkiverse.idempotency.runtime.IdempotentMethodInfo;
 import io.quarkiverse.idempotency.runtime.Redelivery;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaChannelCheck;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaConnectorSupport;
+import io.quarkiverse.idempotency.runtime.kafka.KafkaDeadLetterReplays;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaIdempotencyCommitHandlerFactory;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaIdempotencyFailureHandlerFactory;
 import io.quarkiverse.idempotency.runtime.kafka.KafkaMessageIdReader;
@@ -53,7 +54,8 @@ class KafkaProcessor {
     AdditionalBeanBuildItem beans() {
         return AdditionalBeanBuildItem.builder().addBeanClasses(KafkaMessageIdReader.class,
                 KafkaIdempotencyFailureHandlerFactory.class, KafkaIdempotencyCommitHandlerFactory.class,
-                KafkaConnectorSupport.class, KafkaChannelCheck.class, UnreadableRecords.class, KafkaOutgoingIds.class)
+                KafkaConnectorSupport.class, KafkaChannelCheck.class, UnreadableRecords.class, KafkaOutgoingIds.class,
+                KafkaDeadLetterReplays.class)
                 .setUnremovable().build();
     }
 

@@ -45,7 +45,7 @@ class ManagementProcessor {
         if (!all.getOptionalValue("quarkus.management.enabled", Boolean.class).orElse(false)) {
             throw new IdempotencyDefinitionException(Rule.MANAGEMENT_WITHOUT_INTERFACE, ENABLED);
         }
-        boolean authenticated = all.getOptionalValue("quarkus.management.auth.enabled", Boolean.class).orElse(false);
+        boolean authenticated = authenticated(all);
         if (!authenticated && !endpoint.allowUnauthenticated()) {
             throw new IdempotencyDefinitionException(Rule.MANAGEMENT_WITHOUT_AUTHENTICATION, ENABLED,
                     endpoint.role());
@@ -53,6 +53,7 @@ class ManagementProcessor {
         if (authenticated) {
             // the interface's own check of the role, before the endpoint's (an application may override both keys)
             String root = all.getOptionalValue("quarkus.management.root-path", String.class).orElse("/q");
+            root = (root.startsWith("/") ? "" : "/") + root; // a relative root is under the interface's /
             String paths = (root.endsWith("/") ? root : root + "/") + DeadLetterEndpoint.PATH;
             defaults.produce(new RunTimeConfigurationDefaultBuildItem(
                     "quarkus.management.auth.permission." + POLICY + ".paths", paths + "," + paths + "/*"));
@@ -70,12 +71,17 @@ class ManagementProcessor {
         if (!config.management().enabled() || !capabilities.isPresent(Capability.VERTX_HTTP)) {
             return;
         }
-        boolean authenticated = ConfigProvider.getConfig()
-                .getOptionalValue("quarkus.management.auth.enabled", Boolean.class).orElse(false);
+        boolean authenticated = authenticated(ConfigProvider.getConfig());
         var handler = recorder.deadLetters(authenticated ? config.management().role() : null);
         for (String path : new String[] { DeadLetterEndpoint.PATH, DeadLetterEndpoint.PATH + "/*" }) {
             routes.produce(RouteBuildItem.newManagementRoute(path).withRequestHandler(handler).asBlockingRoute()
                     .build());
         }
+    }
+
+    // quarkus.management.auth.enabled defaults to quarkus.management.auth.basic (its mapping's default, which the
+    // configuration resolves): basic=true alone enables it (ManagementWithBasicAuthenticationOnlyTest)
+    private static boolean authenticated(Config all) {
+        return all.getOptionalValue("quarkus.management.auth.enabled", Boolean.class).orElse(false);
     }
 }

@@ -7,6 +7,7 @@ import io.quarkiverse.idempotency.runtime.Redelivery;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQChannelCheck;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQConnectorSupport;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQConsumerChannels;
+import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQDeadLetterReplays;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQIdempotencyFailureHandlerFactory;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQMessageIdReader;
 import io.quarkiverse.idempotency.runtime.rabbitmq.RabbitMQOutgoingIds;
@@ -36,7 +37,7 @@ class RabbitMQProcessor {
         return AdditionalBeanBuildItem.builder()
                 .addBeanClasses(RabbitMQMessageIdReader.class, RabbitMQConnectorSupport.class, RabbitMQConsumerChannels.class,
                         RabbitMQIdempotencyFailureHandlerFactory.class, RabbitMQChannelCheck.class,
-                        RabbitMQOutgoingIds.class)
+                        RabbitMQOutgoingIds.class, RabbitMQDeadLetterReplays.class)
                 .setUnremovable().build();
     }
 

@@ -23,7 +23,8 @@ import io.vertx.core.json.JsonObject;
  * Payments charged once by an application on plain JDBC: Agroal and the PostgreSQL driver, no Hibernate. The charge is
  * an INSERT on the datasource's connection inside the method's transaction, where the extension writes the key too:
  * one commit for both. {@code {"orderId": "J-1", "amountCents": 1299}}; a test may add {@code "failures"} (the first
- * that many attempts fail after their insert, which their rollback undoes).
+ * that many attempts fail after their insert, which their rollback undoes), or {@code "fault"}: the charge fails with
+ * that text as long as the table {@code jdbc_fault} lists it (an outage the test starts and ends).
  */
 @ApplicationScoped
 public class JdbcPayments {
@@ -40,6 +41,7 @@ public class JdbcPayments {
         try (Connection c = dataSource.getConnection(); Statement statement = c.createStatement()) {
             statement.execute("CREATE TABLE IF NOT EXISTS jdbc_charge (order_id VARCHAR(64) NOT NULL,"
                     + " amount_cents BIGINT NOT NULL, charged_at TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now())");
+            statement.execute("CREATE TABLE IF NOT EXISTS jdbc_fault (fault VARCHAR(200) PRIMARY KEY)");
         }
     }
 
@@ -58,6 +60,20 @@ public class JdbcPayments {
         }
         if (attempt <= payment.getInteger("failures", 0)) {
             throw new IllegalStateException("card declined");
+        }
+        String fault = payment.getString("fault");
+        if (fault != null && faulty(fault)) {
+            throw new IllegalStateException(fault);
+        }
+    }
+
+    private boolean faulty(String fault) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+                PreparedStatement select = c.prepareStatement("SELECT 1 FROM jdbc_fault WHERE fault = ?")) {
+            select.setString(1, fault);
+            try (var rs = select.executeQuery()) {
+                return rs.next();
+            }
         }
     }
 

@@ -217,6 +217,11 @@ public interface IdempotencyLogger extends BasicLogger {
             + " %s to choose that per channel and silence this warning")
     void connectorWideStrategyBypassed(String property, String strategy, String channel, String channelProperty);
 
+    @LogMessage(level = INFO)
+    @Message(id = 4005, value = "Channel %s: replayed %d dead letters from %s (%d keys released); left %d that another"
+            + " reason or channel has; %d of those it looked at still wait for a replay")
+    void replayed(String channel, int replayed, String from, int released, int skipped, long left);
+
     // 5000s: Kafka
 
     @LogMessage(level = INFO)

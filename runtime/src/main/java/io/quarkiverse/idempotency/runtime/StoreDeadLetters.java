@@ -36,6 +36,15 @@ public class StoreDeadLetters implements DeadLetters {
         return released;
     }
 
+    /**
+     * Releases a key for the replay of its message, which logs how many it released (no line per key).
+     *
+     * @return whether a dead-lettered key was released
+     */
+    public boolean releaseForReplay(String scope, String key) {
+        return store.releaseDeadLetter(new ScopedKey(scope, key));
+    }
+
     @Override
     public List<DeadLetter> list(DeadLetterFilter filter) {
         return store.deadLetters(filter);

@@ -3,10 +3,10 @@ package io.quarkiverse.idempotency.test.management;
 import io.quarkus.test.QuarkusUnitTest;
 
 /** The management endpoint's test applications. */
-final class ManagementApps {
+public final class ManagementApps {
 
     /** The endpoint, on the management interface's test port. */
-    static final String URL = "http://localhost:9001/q/idempotency/dead-letters";
+    public static final String URL = "http://localhost:9001/q/idempotency/dead-letters";
 
     private ManagementApps() {
     }
@@ -15,7 +15,7 @@ final class ManagementApps {
      * @return the application with the endpoint on a management interface with basic authentication, the user
      *         operator (op-secret) with the endpoint's role, the user viewer (view-secret) without
      */
-    static QuarkusUnitTest withOperators(QuarkusUnitTest app) {
+    public static QuarkusUnitTest withOperators(QuarkusUnitTest app) {
         return app.overrideConfigKey("quarkus.idempotency.management.enabled", "true")
                 .overrideConfigKey("quarkus.management.enabled", "true")
                 .overrideConfigKey("quarkus.management.auth.enabled", "true")

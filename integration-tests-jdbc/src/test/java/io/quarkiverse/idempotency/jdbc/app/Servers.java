@@ -22,6 +22,7 @@ public class Servers implements QuarkusTestResourceLifecycleManager {
         config.put("quarkus.datasource.jdbc.url", db.jdbcUrl(DATABASE));
         config.put("quarkus.datasource.username", db.user());
         config.put("quarkus.datasource.password", db.password());
+        config.put("jdbc.operator-password", "op-secret");
         return config;
     }
 

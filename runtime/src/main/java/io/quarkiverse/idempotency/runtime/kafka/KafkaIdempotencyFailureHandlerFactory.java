@@ -1,5 +1,7 @@
 package io.quarkiverse.idempotency.runtime.kafka;
 
+import java.util.HashMap;
+import java.util.Map;
 import java.util.function.BiConsumer;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -47,12 +49,14 @@ public class KafkaIdempotencyFailureHandlerFactory implements KafkaFailureHandle
 
     private final Instance<KafkaFailureHandler.Factory> factories;
     private final Deliveries deliveries;
+    private final KafkaDeadLetterReplays replays;
 
     @Inject
     public KafkaIdempotencyFailureHandlerFactory(@Any Instance<KafkaFailureHandler.Factory> factories,
-            Deliveries deliveries) {
+            Deliveries deliveries, KafkaDeadLetterReplays replays) {
         this.factories = factories;
         this.deliveries = deliveries;
+        this.replays = replays;
     }
 
     @Override
@@ -62,11 +66,25 @@ public class KafkaIdempotencyFailureHandlerFactory implements KafkaFailureHandle
         String channel = ChannelNames.incoming(configuration.getChannel());
         KafkaFailureHandler deadLetters = DELEGATE.factory(factories, DEAD_LETTER_QUEUE, channel).create(configuration,
                 vertx, consumer, reportFailure);
+        replays.register(channel, configuration.getDeadLetterQueueTopic()
+                .orElse("dead-letter-topic-" + configuration.getChannel()), client(configuration));
         String delegateName = DELEGATE.name(channel, configuration.config());
         KafkaFailureHandler delegate = DEAD_LETTER_QUEUE.equals(delegateName) ? deadLetters
                 : DELEGATE.factory(factories, delegateName, channel).create(configuration, vertx, consumer,
                         reportFailure);
         return new KafkaIdempotencyFailureHandler(channel, deadLetters, delegate, new KafkaFailStop(channel,
                 reportFailure), deliveries);
+    }
+
+    // What reaches the channel's brokers: its servers, and the security settings it has
+    private static Map<String, Object> client(KafkaConnectorIncomingConfiguration configuration) {
+        Map<String, Object> client = new HashMap<>();
+        client.put("bootstrap.servers", configuration.getBootstrapServers());
+        for (String name : configuration.config().getPropertyNames()) {
+            if (name.startsWith("security.") || name.startsWith("sasl.") || name.startsWith("ssl.")) {
+                configuration.config().getOptionalValue(name, String.class).ifPresent(v -> client.put(name, v));
+            }
+        }
+        return client;
     }
 }

@@ -3,11 +3,15 @@ package io.quarkiverse.idempotency.runtime.management;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.List;
+import java.util.Locale;
 
 import io.quarkiverse.idempotency.DeadLetter;
 import io.quarkiverse.idempotency.DeadLetterFilter;
+import io.quarkiverse.idempotency.DeadLetterReplay;
+import io.quarkiverse.idempotency.DeadLetterReplays;
 import io.quarkiverse.idempotency.runtime.StoreDeadLetters;
 import io.quarkus.arc.Arc;
+import io.quarkus.arc.InstanceHandle;
 import io.vertx.core.Handler;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
@@ -18,12 +22,16 @@ import io.vertx.ext.web.RoutingContext;
  * {@code /q/idempotency/dead-letters} on the management interface, for operators: {@code GET} lists dead-lettered
  * keys (filters {@code scope}, {@code key}, {@code reason}, {@code since}; pages {@code offset}, {@code limit}),
  * {@code GET .../key?scope=..&key=..} shows one, {@code POST .../release} releases those the filters match (at least
- * one filter, or {@code all=true}). Runs on a worker thread, for the callers {@link EndpointAccess} lets in.
+ * one filter, or {@code all=true}), {@code POST .../replay?channel=..} moves a channel's dead letters back to its queue
+ * (optionally those of one {@code reason}, up to {@code limit}). Runs on a worker thread, for the callers
+ * {@link EndpointAccess} lets in.
  */
 public final class DeadLetterEndpoint implements Handler<RoutingContext> {
 
     /** The endpoint's path under the management root. */
     public static final String PATH = "idempotency/dead-letters";
+
+    private static final int DEFAULT_REPLAY = 1000;
 
     private final EndpointAccess access;
     private volatile StoreDeadLetters deadLetters;
@@ -52,14 +60,19 @@ public final class DeadLetterEndpoint implements Handler<RoutingContext> {
                 show(ctx);
             } else if (ctx.request().method() == HttpMethod.POST && tail.equals("/release")) {
                 release(ctx);
+            } else if (ctx.request().method() == HttpMethod.POST && tail.equals("/replay")) {
+                replay(ctx);
             } else {
                 answer(ctx, 404, error("No such operation: " + ctx.request().method() + " " + path + ". Use GET "
-                        + PATH + ", GET " + PATH + "/key?scope=..&key=.., POST " + PATH + "/release"));
+                        + PATH + ", GET " + PATH + "/key?scope=..&key=.., POST " + PATH + "/release, POST " + PATH
+                        + "/replay?channel=.."));
             }
         } catch (IllegalArgumentException e) {
             answer(ctx, 400, error(e.getMessage()));
         } catch (UnsupportedOperationException e) {
             answer(ctx, 501, error(e.getMessage()));
+        } catch (IllegalStateException e) {
+            answer(ctx, 503, error(e.getMessage()));
         } catch (RuntimeException e) {
             answer(ctx, 503, error("The store could not answer: " + e.getMessage()));
         }
@@ -82,10 +95,7 @@ public final class DeadLetterEndpoint implements Handler<RoutingContext> {
     }
 
     private void release(RoutingContext ctx) {
-        String type = ctx.request().getHeader("Content-Type");
-        if (type == null || !type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
-            // a cross-site form or fetch cannot send this type without a preflight, which this endpoint never grants
-            answer(ctx, 415, error("A release is sent with Content-Type: application/json"));
+        if (!json(ctx, "release")) {
             return;
         }
         DeadLetterFilter filter = filter(ctx);
@@ -96,6 +106,31 @@ public final class DeadLetterEndpoint implements Handler<RoutingContext> {
         }
         int released = deadLetters.releaseAll(filter, "the management endpoint");
         answer(ctx, 200, new JsonObject().put("released", released));
+    }
+
+    private void replay(RoutingContext ctx) {
+        if (!json(ctx, "replay")) {
+            return;
+        }
+        String channel = required(ctx, "channel");
+        int limit = number(ctx, "limit", DEFAULT_REPLAY);
+        InstanceHandle<DeadLetterReplays> replays = Arc.container().instance(DeadLetterReplays.class);
+        if (!replays.isAvailable()) {
+            throw new UnsupportedOperationException("No connector of this application replays dead letters");
+        }
+        DeadLetterReplay done = replays.get().replay(channel, ctx.request().getParam("reason"), limit);
+        answer(ctx, 200, new JsonObject().put("channel", done.channel()).put("replayed", done.replayed())
+                .put("released", done.released()).put("skipped", done.skipped()).put("left", done.left()));
+    }
+
+    // A cross-site form or fetch cannot send this type without a preflight, which this endpoint never grants.
+    private static boolean json(RoutingContext ctx, String operation) {
+        String type = ctx.request().getHeader("Content-Type");
+        if (type == null || !type.toLowerCase(Locale.ROOT).startsWith("application/json")) {
+            answer(ctx, 415, error("A " + operation + " is sent with Content-Type: application/json"));
+            return false;
+        }
+        return true;
     }
 
     private static DeadLetterFilter filter(RoutingContext ctx) {

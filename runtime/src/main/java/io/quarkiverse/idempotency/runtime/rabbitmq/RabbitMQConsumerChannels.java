@@ -100,13 +100,24 @@ public class RabbitMQConsumerChannels implements ClientCustomizer<RabbitMQOption
             }
         }
 
-        /** Declares a durable queue on a channel of its own (a refusal closes that channel, not the publisher). */
-        synchronized void declare(String queue, Map<String, Object> arguments) throws IOException, TimeoutException {
+        /** @return whether the client's connection is open */
+        boolean connected() {
+            Connection current = connection;
+            return current != null && current.isOpen();
+        }
+
+        /** @return a new AMQP channel on the client's connection, for its caller to close */
+        Channel openChannel() throws IOException {
             Connection current = connection;
             if (current == null || !current.isOpen()) {
                 throw new IOException("the consumer's connection is closed");
             }
-            Channel channel = current.createChannel();
+            return current.createChannel();
+        }
+
+        /** Declares a durable queue on a channel of its own (a refusal closes that channel, not the publisher). */
+        synchronized void declare(String queue, Map<String, Object> arguments) throws IOException, TimeoutException {
+            Channel channel = openChannel();
             try {
                 channel.queueDeclare(queue, true, false, false, arguments);
             } finally {

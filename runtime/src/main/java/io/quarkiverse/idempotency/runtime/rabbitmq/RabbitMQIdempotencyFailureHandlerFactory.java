@@ -40,11 +40,13 @@ public class RabbitMQIdempotencyFailureHandlerFactory implements RabbitMQFailure
     private final Instance<RabbitMQFailureHandler.Factory> factories;
     private final Deliveries deliveries;
     private final RabbitMQConsumerChannels consumers;
+    private final RabbitMQDeadLetterReplays replays;
 
     @Inject
     public RabbitMQIdempotencyFailureHandlerFactory(@Any Instance<RabbitMQFailureHandler.Factory> factories,
-            Deliveries deliveries, RabbitMQConsumerChannels consumers) {
+            Deliveries deliveries, RabbitMQConsumerChannels consumers, RabbitMQDeadLetterReplays replays) {
         this.factories = factories;
+        this.replays = replays;
         this.deliveries = deliveries;
         this.consumers = consumers;
     }
@@ -57,8 +59,11 @@ public class RabbitMQIdempotencyFailureHandlerFactory implements RabbitMQFailure
         RabbitMQFailureHandler.Factory delegate = DELEGATE.factory(factories, channel, configuration.config());
         String queue = configuration.getQueueName().orElse(configuration.getChannel());
         boolean quorum = configuration.getQueueXQueueType().map("quorum"::equalsIgnoreCase).orElse(false);
+        DeadLetterTarget deadLetters = deadLetterTarget(configuration);
+        replays.register(channel, configuration.getChannel(), queue, deadLetters == null ? null
+                : configuration.getDeadLetterQueueName().orElse(queue + ".dlq"));
         return new RabbitMQIdempotencyFailureHandler(channel, configuration.getChannel(),
-                delegate.create(configuration, connector), deliveries, deadLetterTarget(configuration), consumers, queue,
+                delegate.create(configuration, connector), deliveries, deadLetters, consumers, queue,
                 quorum, configuration.getMaxOutstandingMessages().orElse(0));
     }
 

@@ -1,0 +1,230 @@
+package io.quarkiverse.idempotency.runtime.kafka;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.DeadLetterReplay;
+import io.quarkiverse.idempotency.DeadLetterReplays;
+import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.ConnectorReplays;
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
+import io.quarkiverse.idempotency.runtime.IdempotentMethods;
+import io.quarkiverse.idempotency.runtime.ReplaySelection;
+import io.quarkiverse.idempotency.runtime.StoreDeadLetters;
+
+/**
+ * Replays the dead letters of a Kafka channel from its dead-letter topic, which keeps every record: it reads the topic
+ * from its beginning to where it ended when the replay started, and for each record that matches and whose key is not
+ * handled yet (looked up in the store), releases the key and produces a copy to the record's topic
+ * ({@code dead-letter-topic}), with its key, value and headers but the dead-letter ones, and waits for the brokers'
+ * acknowledgement ({@code acks=all}, idempotent producer). The key's state is the replay's bookmark: a record whose key
+ * is handled is skipped, so a replay stopped half-way and run again copies only what is still to do, and a copy made
+ * twice is dropped as a duplicate. A record without a key (a payload that could not be read) is not replayed.
+ */
+@Singleton
+public class KafkaDeadLetterReplays implements ConnectorReplays {
+
+    /** The record header SmallRye's dead-letter strategy names the record's topic with. */
+    static final String TOPIC_HEADER = "dead-letter-topic";
+
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(KafkaDeadLetterReplays.class);
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration POLL = Duration.ofMillis(500);
+
+    private final StoreDeadLetters deadLetters;
+    private final IdempotencyStore store;
+    private final IdempotentMethods methods;
+    private final Map<String, Source> sources = new ConcurrentHashMap<>();
+
+    @Inject
+    public KafkaDeadLetterReplays(StoreDeadLetters deadLetters, IdempotencyStore store, IdempotentMethods methods) {
+        this.deadLetters = deadLetters;
+        this.store = store;
+        this.methods = methods;
+    }
+
+    /**
+     * Where a channel's dead letters are, as its failure handler found it.
+     *
+     * @param client the Kafka client settings of the channel that reach its brokers (servers, security)
+     */
+    void register(String channel, String topic, Map<String, Object> client) {
+        sources.putIfAbsent(channel, new Source(topic, Map.copyOf(client)));
+    }
+
+    @Override
+    public boolean replays(String channel) {
+        return sources.containsKey(channel);
+    }
+
+    @Override
+    public DeadLetterReplay replay(String channel, String reason, int limit) {
+        if (!store.peeks()) {
+            throw new UnsupportedOperationException("Channel " + channel + ": a replay from a Kafka dead-letter topic"
+                    + " looks up which keys are handled, and " + store.getClass().getName() + " cannot look keys up");
+        }
+        Source source = sources.get(channel);
+        ReplaySelection selection = ReplaySelection.of(channel, reason, methods);
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(source.consumer(channel),
+                new ByteArrayDeserializer(), new ByteArrayDeserializer());
+                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(source.producer(channel),
+                        new ByteArraySerializer(), new ByteArraySerializer())) {
+            Run run = new Run(selection, consumer, producer);
+            run.replay(source.topic(), limit);
+            LOG.replayed(channel, run.replayed, source.topic(), run.released, run.skipped, run.left);
+            return new DeadLetterReplay(channel, run.replayed, run.released, run.skipped, run.left);
+        } catch (KafkaException | ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("Channel " + channel + ": the replay from " + source.topic() + " stopped ("
+                    + e + "); run it again: it copies only the records whose keys are not handled yet", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Channel " + channel + ": the replay was interrupted", e);
+        }
+    }
+
+    /** One replay: its clients, and what it did. */
+    private final class Run {
+
+        private final ReplaySelection selection;
+        private final KafkaConsumer<byte[], byte[]> consumer;
+        private final KafkaProducer<byte[], byte[]> producer;
+        private int replayed;
+        private int released;
+        private int skipped;
+        private long left;
+
+        Run(ReplaySelection selection, KafkaConsumer<byte[], byte[]> consumer,
+                KafkaProducer<byte[], byte[]> producer) {
+            this.selection = selection;
+            this.consumer = consumer;
+            this.producer = producer;
+        }
+
+        void replay(String topic, int limit) throws ExecutionException, InterruptedException, TimeoutException {
+            List<PartitionInfo> partitions = consumer.partitionsFor(topic, TIMEOUT);
+            if (partitions == null || partitions.isEmpty()) {
+                return; // nothing was dead-lettered yet
+            }
+            List<TopicPartition> assigned = new ArrayList<>();
+            partitions.forEach(p -> assigned.add(new TopicPartition(topic, p.partition())));
+            consumer.assign(assigned);
+            Map<TopicPartition, Long> end = consumer.endOffsets(assigned, TIMEOUT);
+            consumer.seekToBeginning(assigned);
+            long examined = 0;
+            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+            while (!reachedEnd(assigned, end) && examined < DeadLetterReplays.MAX_EXAMINED && replayed < limit) {
+                if (System.nanoTime() > deadline) {
+                    throw new TimeoutException("the dead-letter topic could not be read to its end within 5 minutes");
+                }
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(POLL)) {
+                    TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+                    if (record.offset() >= end.get(partition) || examined >= DeadLetterReplays.MAX_EXAMINED) {
+                        continue; // dead-lettered after the replay started, or past what one replay examines
+                    }
+                    examined++;
+                    if (replayed < limit) {
+                        consider(record);
+                    } else {
+                        left++;
+                    }
+                }
+            }
+        }
+
+        private boolean reachedEnd(List<TopicPartition> assigned, Map<TopicPartition, Long> end) {
+            for (TopicPartition partition : assigned) {
+                if (consumer.position(partition, TIMEOUT) < end.get(partition)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private void consider(ConsumerRecord<byte[], byte[]> record)
+                throws ExecutionException, InterruptedException, TimeoutException {
+            Headers headers = record.headers();
+            String topic = text(headers, TOPIC_HEADER);
+            ScopedKey key = selection.key(name -> text(headers, name));
+            if (!selection.matches(name -> text(headers, name)) || key == null || topic == null) {
+                skipped++;
+                left++;
+                return;
+            }
+            ClaimResult state = store.peek(key).result();
+            if (state == ClaimResult.DONE) {
+                return; // handled: replayed before, or delivered again by other means
+            }
+            // release, produce and wait for the acknowledgement: a crash in between leaves the key unhandled, and the
+            // next replay copies the record again
+            if (state == ClaimResult.DEAD_LETTERED && deadLetters.releaseForReplay(key.scope(), key.key())) {
+                released++;
+            }
+            producer.send(new ProducerRecord<>(topic, null, record.key(), record.value(), copied(headers)))
+                    .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            replayed++;
+        }
+    }
+
+    private static Headers copied(Headers headers) {
+        RecordHeaders copy = new RecordHeaders();
+        for (Header header : headers) {
+            if (!ReplaySelection.deadLetterHeader(header.key())) {
+                copy.add(header);
+            }
+        }
+        return copy;
+    }
+
+    private static String text(Headers headers, String name) {
+        Header header = headers.lastHeader(name);
+        return header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+    }
+
+    private record Source(String topic, Map<String, Object> client) {
+
+        Map<String, Object> consumer(String channel) {
+            Map<String, Object> config = new HashMap<>(client);
+            config.put(ConsumerConfig.CLIENT_ID_CONFIG, "idempotency-replay-" + channel);
+            config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+            config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500");
+            return config;
+        }
+
+        Map<String, Object> producer(String channel) {
+            Map<String, Object> config = new HashMap<>(client);
+            config.put(ProducerConfig.CLIENT_ID_CONFIG, "idempotency-replay-producer-" + channel);
+            config.put(ProducerConfig.ACKS_CONFIG, "all");
+            config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+            return config;
+        }
+    }
+}
