@@ -125,9 +125,13 @@ class DeadLetterReplayIT {
             assertTrue(left > 0, "and was killed before it moved them all");
 
             try (AppProcess second = AppProcess.start("replay-second", env)) {
+                long started = System.nanoTime();
                 HttpResponse<String> answer = post(management, "op-secret");
+                long millis = (System.nanoTime() - started) / 1_000_000;
                 assertEquals(200, answer.statusCode(), answer.body());
                 JsonObject done = new JsonObject(answer.body());
+                System.out.println("REPLAY again: " + done.getLong("replayed") + " dead letters in " + millis + " ms ("
+                        + done.getLong("replayed") * 1000 / Math.max(1, millis) + "/s)");
                 assertEquals(left, done.getLong("replayed"), answer.body());
                 await().atMost(Duration.ofSeconds(120))
                         .until(() -> count("SELECT count(DISTINCT order_id) FROM jdbc_charge") == PAYMENTS

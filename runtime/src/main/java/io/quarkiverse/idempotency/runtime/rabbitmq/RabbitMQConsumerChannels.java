@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency.runtime.rabbitmq;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
@@ -62,6 +63,10 @@ public class RabbitMQConsumerChannels implements ClientCustomizer<RabbitMQOption
         return trackers.get(channel);
     }
 
+    /** A message to publish: its properties and body. */
+    record Copy(AMQP.BasicProperties properties, byte[] body) {
+    }
+
     /** One client's AMQP channels, by consumer tag, and its connection. */
     static final class Tracker implements MetricsCollector {
 
@@ -89,9 +94,23 @@ public class RabbitMQConsumerChannels implements ClientCustomizer<RabbitMQOption
          */
         synchronized void publishConfirmed(String exchange, String routingKey, AMQP.BasicProperties properties,
                 byte[] body, Duration timeout) throws IOException, InterruptedException, TimeoutException {
+            publishConfirmed(exchange, routingKey, List.of(new Copy(properties, body)), timeout);
+        }
+
+        /**
+         * Publishes messages and waits until the broker confirmed each: routed (as mandatory messages) and taken.
+         * Blocking; one caller at a time per client.
+         *
+         * @throws IOException when the broker returned or refused any of them, or the channel failed
+         * @throws TimeoutException when they were not all confirmed in time
+         */
+        synchronized void publishConfirmed(String exchange, String routingKey, List<Copy> messages, Duration timeout)
+                throws IOException, InterruptedException, TimeoutException {
             Channel channel = publisher();
             returned = null;
-            channel.basicPublish(exchange, routingKey, true, properties, body);
+            for (Copy message : messages) {
+                channel.basicPublish(exchange, routingKey, true, message.properties(), message.body());
+            }
             channel.waitForConfirmsOrDie(timeout.toMillis());
             AMQP.Basic.Return unroutable = returned;
             if (unroutable != null) {

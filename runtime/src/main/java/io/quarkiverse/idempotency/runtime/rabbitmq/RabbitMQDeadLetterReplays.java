@@ -41,6 +41,8 @@ public class RabbitMQDeadLetterReplays implements ConnectorReplays {
 
     private static final IdempotencyLogger LOG = IdempotencyLogger.of(RabbitMQDeadLetterReplays.class);
     private static final Duration CONFIRM_TIMEOUT = Duration.ofSeconds(10);
+    /** How many copies share one wait for the broker's confirms. */
+    private static final int BATCH = 100;
 
     private final RabbitMQConsumerChannels consumers;
     private final StoreDeadLetters deadLetters;
@@ -141,17 +143,22 @@ public class RabbitMQDeadLetterReplays implements ConnectorReplays {
             try {
                 long waiting = amqp.queueDeclarePassive(source.deadLetterQueue()).getMessageCount();
                 long examine = Math.min(waiting, DeadLetterReplays.MAX_EXAMINED);
-                for (long i = 0; i < examine && replayed < limit; i++) {
+                List<GetResponse> batch = new ArrayList<>();
+                for (long i = 0; i < examine && replayed + batch.size() < limit; i++) {
                     GetResponse message = amqp.basicGet(source.deadLetterQueue(), false);
                     if (message == null) {
                         break;
                     }
                     if (matches(message)) {
-                        move(message);
+                        batch.add(message);
+                        if (batch.size() == BATCH) {
+                            move(batch);
+                        }
                     } else {
                         left.add(message.getEnvelope().getDeliveryTag());
                     }
                 }
+                move(batch);
                 for (long tag : left) {
                     amqp.basicNack(tag, false, true);
                 }
@@ -172,17 +179,27 @@ public class RabbitMQDeadLetterReplays implements ConnectorReplays {
             return headers != null && selection.matches(name -> text(headers.get(name)));
         }
 
-        // release, publish and confirm, acknowledge: in this order, so that a crash in between loses nothing
-        private void move(GetResponse message) throws IOException, InterruptedException, TimeoutException {
-            Map<String, Object> headers = message.getProps().getHeaders();
-            ScopedKey key = selection.key(name -> text(headers.get(name)));
-            if (key != null && deadLetters.releaseForReplay(key.scope(), key.key())) {
-                released++;
+        // Release the keys, publish the copies and wait for the broker's confirms, then acknowledge the dead letters:
+        // in this order, so that a crash in between loses nothing. A batch shares one wait for its confirms.
+        private void move(List<GetResponse> batch) throws IOException, InterruptedException, TimeoutException {
+            if (batch.isEmpty()) {
+                return;
             }
-            tracker.publishConfirmed("", source.queue(), replayed(message.getProps()), message.getBody(),
-                    CONFIRM_TIMEOUT);
-            amqp.basicAck(message.getEnvelope().getDeliveryTag(), false);
-            replayed++;
+            List<RabbitMQConsumerChannels.Copy> copies = new ArrayList<>(batch.size());
+            for (GetResponse message : batch) {
+                Map<String, Object> headers = message.getProps().getHeaders();
+                ScopedKey key = selection.key(name -> text(headers.get(name)));
+                if (key != null && deadLetters.releaseForReplay(key.scope(), key.key())) {
+                    released++;
+                }
+                copies.add(new RabbitMQConsumerChannels.Copy(replayed(message.getProps()), message.getBody()));
+            }
+            tracker.publishConfirmed("", source.queue(), copies, CONFIRM_TIMEOUT);
+            for (GetResponse message : batch) {
+                amqp.basicAck(message.getEnvelope().getDeliveryTag(), false);
+            }
+            replayed += batch.size();
+            batch.clear();
         }
 
         private IllegalStateException failed(Exception e) {
