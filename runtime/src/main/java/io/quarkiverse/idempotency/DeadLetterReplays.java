@@ -6,13 +6,14 @@ package io.quarkiverse.idempotency;
  * or topic, confirmed by the broker. A replay stopped half-way (a crash, a broker outage) loses nothing and charges
  * nothing twice; run it again. On RabbitMQ a dead letter leaves the dead-letter queue only once the broker confirmed
  * its copy, and a copy confirmed twice is dropped as a duplicate. On Kafka, whose dead-letter topic keeps every
- * record, a record whose key is handled is not copied again: the keys' states are the replay's bookmark. Inject it;
+ * record, a record whose key is handled is not copied again: the keys' states are the replay's bookmark, kept for the
+ * channel's retention (an older record whose key the store forgot is not copied). Inject it;
  * the management endpoint ({@code quarkus.idempotency.management.enabled}) replays through it. Blocking: never call it
  * on an event loop.
  */
 public interface DeadLetterReplays {
 
-    /** The most messages one replay examines. */
+    /** The most messages one replay examines (on Kafka: that it could copy, not those of keys handled). */
     int MAX_EXAMINED = 10_000;
     /** The most messages one replay moves back. */
     int MAX_LIMIT = 10_000;
@@ -20,8 +21,9 @@ public interface DeadLetterReplays {
     /**
      * Replays the dead letters of a channel, oldest first: those its {@code x-idempotency-reason} header matches, up to
      * {@code limit}; the others stay where they are, in their order. Looks at the dead letters that were there when it
-     * started, {@value #MAX_EXAMINED} at the most. On Kafka, a record without a key (its payload could not be read) is
-     * not replayed.
+     * started, {@value #MAX_EXAMINED} at the most. A dead letter without a key (its payload could not be read) is not
+     * replayed. On Kafka, a key is copied once per replay, and a record keyed by its position gets that key as its id
+     * on the copy.
      *
      * @param channel an {@code @Incoming} channel consumed by an {@code @Idempotent} method
      * @param reason only messages whose reason contains this text, ignoring case; {@code null} for all

@@ -3,6 +3,7 @@ package io.quarkiverse.idempotency.runtime;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 
 import io.quarkiverse.idempotency.AttemptsExhaustedException;
 import io.quarkiverse.idempotency.IdempotencyException;
@@ -29,6 +30,10 @@ public final class DeadLetterHeaders {
     public static final String CHANNEL = "x-idempotency-channel";
     /** Header: when it was dead-lettered, ISO-8601. */
     public static final String DEAD_LETTERED_AT = "x-idempotency-dead-lettered-at";
+
+    /** Every header above. */
+    public static final Set<String> NAMES = Set.of(REASON, EXCEPTION, OUTCOME, ATTEMPTS, KEY, CHANNEL,
+            DEAD_LETTERED_AT);
 
     private static final int MAX_HEADER = 1000;
 
@@ -67,6 +72,11 @@ public final class DeadLetterHeaders {
                 : reason instanceof KeyMissingException ? "key-missing"
                         : reason instanceof UnreadablePayloadException ? "unreadable"
                                 : reason instanceof PayloadMismatchException ? "payload-mismatch" : "rejected";
+    }
+
+    /** @return whether a header's value may have been cut at the headers' length limit */
+    public static boolean truncated(String value) {
+        return value.length() >= MAX_HEADER;
     }
 
     private static String truncate(String value) {

@@ -5,6 +5,7 @@ import static org.jboss.logging.Logger.Level.INFO;
 import static org.jboss.logging.Logger.Level.WARN;
 
 import java.lang.invoke.MethodHandles;
+import java.time.Duration;
 
 import org.jboss.logging.BasicLogger;
 import org.jboss.logging.Logger;
@@ -235,6 +236,13 @@ public interface IdempotencyLogger extends BasicLogger {
     @Message(id = 5002, value = "Channel %s: could not read the identity of topic %s (%s); its records wait until it can"
             + " be read")
     void topicIdentityUnread(String channel, String topic, String failure);
+
+    @LogMessage(level = WARN)
+    @Message(id = 5003, value = "Channel %s: did not replay %d records of %s dead-lettered longer ago than the channel's"
+            + " retention (%s), whose keys the store no longer knows: it cannot tell whether an earlier replay's copy"
+            + " was handled. Publish them again by hand if they were not, and keep the dead-letter topic's retention.ms"
+            + " within the channel's retention")
+    void replayForgotten(String channel, int records, String topic, Duration retention);
 
     // 6000s: the outbox
 

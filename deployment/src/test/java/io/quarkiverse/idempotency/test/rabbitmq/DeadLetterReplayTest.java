@@ -167,11 +167,18 @@ class DeadLetterReplayTest {
         given().auth().preemptive().basic("operator", "op-secret").contentType("application/json").post(replay)
                 .then().statusCode(400).body("error", containsString("channel"));
         given().auth().preemptive().basic("operator", "op-secret").contentType("application/json")
-                .queryParam("channel", "no-such-channel").post(replay).then().statusCode(400)
+                .queryParam("channel", "no-such-channel").queryParam("all", "true").post(replay).then().statusCode(400)
                 .body("error", containsString("no-such-channel"));
         given().auth().preemptive().basic("operator", "op-secret").contentType("application/json")
-                .queryParam("channel", PAYMENTS).queryParam("limit", "0").post(replay).then().statusCode(400)
-                .body("error", containsString("limit"));
+                .queryParam("channel", PAYMENTS).queryParam("all", "true").queryParam("limit", "0").post(replay)
+                .then().statusCode(400).body("error", containsString("limit"));
+        // every dead letter of the channel only when asked for: a reason, or all=true
+        given().auth().preemptive().basic("operator", "op-secret").contentType("application/json")
+                .queryParam("channel", PAYMENTS).post(replay).then().statusCode(400)
+                .body("error", containsString("all=true"));
+        given().auth().preemptive().basic("operator", "op-secret").contentType("application/json")
+                .queryParam("channel", PAYMENTS).queryParam("reason", " ").post(replay).then().statusCode(400)
+                .body("error", containsString("all=true"));
         assertEquals(1, amqp.messageCount(DLQ), "nothing replayed by a refused call");
 
         payments.faults.clear();

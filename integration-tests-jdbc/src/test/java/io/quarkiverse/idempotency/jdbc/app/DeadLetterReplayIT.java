@@ -169,7 +169,7 @@ class DeadLetterReplayIT {
     }
 
     private static HttpResponse<String> post(int port, String password) throws IOException, InterruptedException {
-        return post(port, password, "");
+        return post(port, password, "&all=true");
     }
 
     private static HttpResponse<String> post(int port, String password, String filter)

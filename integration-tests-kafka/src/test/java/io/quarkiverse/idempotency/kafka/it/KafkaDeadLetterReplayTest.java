@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 import jakarta.inject.Inject;
@@ -94,6 +96,62 @@ class KafkaDeadLetterReplayTest {
         assertEquals(1, rest.released(), "one released before: " + rest);
         await().atMost(Duration.ofSeconds(30)).until(() -> b.stream().allMatch(o -> Charges.of(o) == 1));
         await().during(Duration.ofSeconds(1)).until(() -> a.stream().allMatch(o -> Charges.of(o) == 1));
+    }
+
+    @Test
+    void aRecordKeyedByItsPositionKeepsThatKeyOnItsCopyAndIsHandledOnceHoweverOftenItIsReplayed() {
+        String fault = "replay_fault_e_" + run;
+        String event = "RPE-" + run;
+        Charges.execute("ALTER TABLE event_log ADD CONSTRAINT " + fault + " CHECK (payload NOT LIKE '" + event + "%')");
+        try {
+            topics.publish(KafkaServices.EVENTS, null, event, Map.of()); // no ce_id: keyed by its position
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> !topics.deadLetters(KafkaServices.EVENT_DEAD_LETTERS).isEmpty());
+            String key = topics.deadLetters(KafkaServices.EVENT_DEAD_LETTERS).get(0).headers()
+                    .get("x-idempotency-key");
+            assertTrue(key.startsWith("events:" + KafkaServices.EVENTS + "/") && key.contains("-0@"), key);
+        } finally {
+            Charges.execute("ALTER TABLE event_log DROP CONSTRAINT " + fault); // the fix
+        }
+
+        DeadLetterReplay replay = replays.replay("events", fault, 1000);
+        assertEquals(1, replay.replayed(), replay.toString());
+        await().atMost(Duration.ofSeconds(30)).until(() -> Charges.eventsLike(event) == 1);
+        // the copy sits at another offset: keyed by its own position, it would leave the dead letter's key released
+        // and unhandled, and every replay would log the event again
+        DeadLetterReplay again = replays.replay("events", fault, 1000);
+        assertEquals(0, again.replayed(), "the copy was handled under the dead letter's key: " + again);
+        await().during(Duration.ofSeconds(1)).until(() -> Charges.eventsLike(event) == 1);
+    }
+
+    @Test
+    void aDeadLetterOlderThanTheRetentionWhoseKeyTheStoreForgotIsNotCopiedAYoungOneIs() {
+        String reason = "replay_forgotten_" + run;
+        String old = "KRF-" + run;
+        String young = "KRG-" + run;
+        // charged, its key purged after the retention (as the store does a day later), and an old dead letter of it
+        // still in the topic: the store cannot tell that a replay's copy of it was handled
+        topics.publish(old, Topics.payment(old, 300));
+        await().atMost(Duration.ofSeconds(30)).until(() -> Charges.of(old) == 1);
+        Charges.execute("DELETE FROM idempotency_record WHERE scoped_key = ?", "payments:" + key(old));
+        topics.publish(KafkaServices.DEAD_LETTERS, old, Topics.payment(old, 300),
+                deadLetterHeaders(old, reason, Instant.now().minus(Duration.ofDays(3))));
+        // dead-lettered a minute ago, its key released by hand since: copied
+        topics.publish(KafkaServices.DEAD_LETTERS, young, Topics.payment(young, 400),
+                deadLetterHeaders(young, reason, Instant.now().minus(Duration.ofMinutes(1))));
+
+        DeadLetterReplay replay = replays.replay(CHANNEL, reason, 1000);
+        assertEquals(1, replay.replayed(), "the young one only: " + replay);
+        assertTrue(replay.skipped() >= 1, "the old one, and the other reasons' dead letters: " + replay);
+        await().atMost(Duration.ofSeconds(30)).until(() -> Charges.of(young) == 1);
+        await().during(Duration.ofSeconds(1)).until(() -> Charges.of(old) == 1);
+    }
+
+    private static Map<String, String> deadLetterHeaders(String order, String reason, Instant at) {
+        return Map.of("dead-letter-topic", KafkaServices.TOPIC, "dead-letter-reason", reason,
+                "x-idempotency-channel", CHANNEL, "x-idempotency-key", CHANNEL + ":" + key(order),
+                "x-idempotency-reason", "java.lang.IllegalStateException: " + reason,
+                "x-idempotency-dead-lettered-at", at.toString());
     }
 
     /** The key of an order's payment (see OrderIdKey). */

@@ -34,6 +34,8 @@ public class KafkaServices implements QuarkusTestResourceLifecycleManager {
     public static final String GROUP = "payments-" + RUN;
     /** The events topic of this test JVM (one partition), consumed by the group of the same name. */
     public static final String EVENTS = "events-" + RUN;
+    /** Its dead-letter topic. */
+    public static final String EVENT_DEAD_LETTERS = "events-dlq-" + RUN;
 
     private static boolean ready;
 
@@ -44,7 +46,7 @@ public class KafkaServices implements QuarkusTestResourceLifecycleManager {
         Charges.execute("DROP SCHEMA IF EXISTS kafka_demo CASCADE");
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
             admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short) 1), new NewTopic(DEAD_LETTERS, 1, (short) 1),
-                    new NewTopic(EVENTS, 1, (short) 1))).all().get();
+                    new NewTopic(EVENTS, 1, (short) 1), new NewTopic(EVENT_DEAD_LETTERS, 1, (short) 1))).all().get();
         } catch (Exception e) {
             throw new IllegalStateException("Could not create the test topics on Kafka at " + bootstrap(), e);
         }
@@ -79,8 +81,10 @@ public class KafkaServices implements QuarkusTestResourceLifecycleManager {
         config.put("mp.messaging.incoming.payments.dead-letter-queue.topic", DEAD_LETTERS);
         config.put("mp.messaging.incoming.events.topic", EVENTS);
         config.put("mp.messaging.incoming.events.group.id", EVENTS);
+        config.put("mp.messaging.incoming.events.dead-letter-queue.topic", EVENT_DEAD_LETTERS);
         // a poison record's five attempts within about three seconds, not fifteen
         config.put("quarkus.idempotency.channels.\"payments\".retry.initial-delay", "200ms");
+        config.put("quarkus.idempotency.channels.\"events\".retry.initial-delay", "200ms");
         // commits every half second, so that the tests see the committed offsets move soon
         config.put("mp.messaging.incoming.payments.auto.commit.interval.ms", "500");
         config.put("quarkus.datasource.jdbc.url", Charges.url());

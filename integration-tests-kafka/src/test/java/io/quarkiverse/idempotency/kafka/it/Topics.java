@@ -60,6 +60,17 @@ public final class Topics implements AutoCloseable {
         }
     }
 
+    /** Publishes a record with headers to a topic and waits for the broker to have it. */
+    public void publish(String topic, String key, String value, Map<String, String> headers) {
+        ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, value);
+        headers.forEach((name, text) -> record.headers().add(name, text.getBytes(StandardCharsets.UTF_8)));
+        try {
+            producer.send(record).get();
+        } catch (InterruptedException | ExecutionException e) {
+            throw new IllegalStateException("Could not publish to " + topic, e);
+        }
+    }
+
     /** Publishes a record to one partition and waits for the broker to have it. */
     public void publish(int partition, String key, String value) {
         try {
@@ -85,14 +96,19 @@ public final class Topics implements AutoCloseable {
         return consumer;
     }
 
-    /** @return every record of the dead-letter topic so far, each as its value and its headers */
+    /** @return every record of the payments' dead-letter topic so far, each as its value and its headers */
     public List<DeadLetter> deadLetters() {
+        return deadLetters(KafkaServices.DEAD_LETTERS);
+    }
+
+    /** @return every record of a dead-letter topic (one partition) so far, each as its value and its headers */
+    public List<DeadLetter> deadLetters(String topic) {
         Properties config = KafkaServices.clientProperties();
         config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         List<DeadLetter> letters = new ArrayList<>();
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config)) {
-            TopicPartition partition = new TopicPartition(KafkaServices.DEAD_LETTERS, 0);
+            TopicPartition partition = new TopicPartition(topic, 0);
             consumer.assign(List.of(partition));
             consumer.seekToBeginning(List.of(partition));
             long end = consumer.endOffsets(List.of(partition)).get(partition);

@@ -2,10 +2,14 @@ package io.quarkiverse.idempotency.runtime.kafka;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -35,6 +39,7 @@ import io.quarkiverse.idempotency.DeadLetterReplays;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.ConnectorReplays;
+import io.quarkiverse.idempotency.runtime.DeadLetterHeaders;
 import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.quarkiverse.idempotency.runtime.IdempotentMethods;
 import io.quarkiverse.idempotency.runtime.ReplaySelection;
@@ -47,7 +52,15 @@ import io.quarkiverse.idempotency.runtime.StoreDeadLetters;
  * ({@code dead-letter-topic}), with its key, value and headers but the dead-letter ones, and waits for the brokers'
  * acknowledgement ({@code acks=all}, idempotent producer). The key's state is the replay's bookmark: a record whose key
  * is handled is skipped, so a replay stopped half-way and run again copies only what is still to do, and a copy made
- * twice is dropped as a duplicate. A record without a key (a payload that could not be read) is not replayed.
+ * twice is dropped as a duplicate. Three things keep that bookmark true:
+ * <ul>
+ * <li>a record keyed by its position (no {@code ce_id}, no id header) gets its key as its id on the copy
+ * ({@code ce_id}, or the configured id header), as the copy's own position would be a new key;</li>
+ * <li>a record dead-lettered longer ago than the channel's retention, whose key the store no longer knows, is not
+ * copied: the store forgot whether an earlier replay's copy was handled;</li>
+ * <li>a key is copied once per replay, however many of its dead letters the topic holds.</li>
+ * </ul>
+ * A record without a key (a payload that could not be read) is not replayed.
  */
 @Singleton
 public class KafkaDeadLetterReplays implements ConnectorReplays {
@@ -62,13 +75,16 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
     private final StoreDeadLetters deadLetters;
     private final IdempotencyStore store;
     private final IdempotentMethods methods;
+    private final String idHeader;
     private final Map<String, Source> sources = new ConcurrentHashMap<>();
 
     @Inject
-    public KafkaDeadLetterReplays(StoreDeadLetters deadLetters, IdempotencyStore store, IdempotentMethods methods) {
+    public KafkaDeadLetterReplays(StoreDeadLetters deadLetters, IdempotencyStore store, IdempotentMethods methods,
+            KafkaMessageIdReader ids) {
         this.deadLetters = deadLetters;
         this.store = store;
         this.methods = methods;
+        this.idHeader = ids.idHeader();
     }
 
     /**
@@ -97,8 +113,11 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
                 new ByteArrayDeserializer(), new ByteArrayDeserializer());
                 KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(source.producer(channel),
                         new ByteArraySerializer(), new ByteArraySerializer())) {
-            Run run = new Run(selection, consumer, producer);
+            Run run = new Run(selection, methods.keyedByMessageId(channel), consumer, producer);
             run.replay(source.topic(), limit);
+            if (run.forgotten > 0) {
+                LOG.replayForgotten(channel, run.forgotten, source.topic(), selection.retention());
+            }
             LOG.replayed(channel, run.replayed, source.topic(), run.released, run.skipped, run.left);
             return new DeadLetterReplay(channel, run.replayed, run.released, run.skipped, run.left);
         } catch (KafkaException | ExecutionException | TimeoutException e) {
@@ -114,18 +133,25 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
     private final class Run {
 
         private final ReplaySelection selection;
+        private final boolean keyedByMessageId;
         private final KafkaConsumer<byte[], byte[]> consumer;
         private final KafkaProducer<byte[], byte[]> producer;
+        private final Instant remembered;
+        private final Set<ScopedKey> copied = new HashSet<>();
         private int replayed;
         private int released;
         private int skipped;
+        private int forgotten;
+        private long examined;
         private long left;
 
-        Run(ReplaySelection selection, KafkaConsumer<byte[], byte[]> consumer,
+        Run(ReplaySelection selection, boolean keyedByMessageId, KafkaConsumer<byte[], byte[]> consumer,
                 KafkaProducer<byte[], byte[]> producer) {
             this.selection = selection;
+            this.keyedByMessageId = keyedByMessageId;
             this.consumer = consumer;
             this.producer = producer;
+            this.remembered = Instant.now().minus(selection.retention());
         }
 
         void replay(String topic, int limit) throws ExecutionException, InterruptedException, TimeoutException {
@@ -138,7 +164,6 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
             consumer.assign(assigned);
             Map<TopicPartition, Long> end = consumer.endOffsets(assigned, TIMEOUT);
             consumer.seekToBeginning(assigned);
-            long examined = 0;
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
             while (!reachedEnd(assigned, end) && examined < DeadLetterReplays.MAX_EXAMINED && replayed < limit) {
                 if (System.nanoTime() > deadline) {
@@ -146,11 +171,10 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
                 }
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(POLL)) {
                     TopicPartition partition = new TopicPartition(record.topic(), record.partition());
-                    if (record.offset() >= end.get(partition) || examined >= DeadLetterReplays.MAX_EXAMINED) {
-                        continue; // dead-lettered after the replay started, or past what one replay examines
+                    if (record.offset() >= end.get(partition)) {
+                        continue; // dead-lettered after the replay started
                     }
-                    examined++;
-                    if (replayed < limit) {
+                    if (examined < DeadLetterReplays.MAX_EXAMINED && replayed < limit) {
                         consider(record);
                     } else {
                         left++;
@@ -168,44 +192,80 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
             return true;
         }
 
+        // Only the records that may be copied count against MAX_EXAMINED: the records of keys handled (by an earlier
+        // replay too) would otherwise hide the newer dead letters of a topic that keeps many.
         private void consider(ConsumerRecord<byte[], byte[]> record)
                 throws ExecutionException, InterruptedException, TimeoutException {
             Headers headers = record.headers();
             String topic = text(headers, TOPIC_HEADER);
+            if (!selection.matches(name -> text(headers, name))) {
+                skipped++; // another reason's, or another channel's
+                left++;
+                return;
+            }
             ScopedKey key = selection.key(name -> text(headers, name));
-            if (!selection.matches(name -> text(headers, name)) || key == null || topic == null) {
+            if (key == null || topic == null) {
+                examined++;
                 skipped++;
                 left++;
                 return;
             }
+            if (copied.contains(key)) {
+                return; // an older dead letter of a key this replay copied already
+            }
             ClaimResult state = store.peek(key).result();
-            if (state == ClaimResult.DONE) {
-                return; // handled: replayed before, or delivered again by other means
+            if (state == ClaimResult.DONE || state == ClaimResult.BUSY) {
+                return; // handled (replayed before, or delivered again by other means), or being handled
+            }
+            examined++;
+            if (state != ClaimResult.DEAD_LETTERED && deadLetteredAt(record).isBefore(remembered)) {
+                forgotten++; // the store forgot the key: an earlier replay's copy may have been handled
+                skipped++;
+                left++;
+                return;
             }
             // release, produce and wait for the acknowledgement: a crash in between leaves the key unhandled, and the
             // next replay copies the record again
             if (state == ClaimResult.DEAD_LETTERED && deadLetters.releaseForReplay(key.scope(), key.key())) {
                 released++;
             }
-            producer.send(new ProducerRecord<>(topic, null, record.key(), record.value(), copied(headers)))
+            producer.send(new ProducerRecord<>(topic, null, record.key(), record.value(), copied(headers, key)))
                     .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            copied.add(key);
             replayed++;
         }
-    }
 
-    private static Headers copied(Headers headers) {
-        RecordHeaders copy = new RecordHeaders();
-        for (Header header : headers) {
-            if (!ReplaySelection.deadLetterHeader(header.key())) {
-                copy.add(header);
+        // The record's headers but the dead-letter ones. A record keyed by its position (topic, partition, offset)
+        // carries that key as its id, which the copy's own position would not be.
+        private Headers copied(Headers headers, ScopedKey key) {
+            RecordHeaders copy = new RecordHeaders();
+            for (Header header : headers) {
+                if (!ReplaySelection.deadLetterHeader(header.key())) {
+                    copy.add(header);
+                }
+            }
+            if (keyedByMessageId && text(headers, KafkaMessageIdReader.CE_ID) == null
+                    && (idHeader == null || text(headers, idHeader) == null)) {
+                copy.add(idHeader != null ? idHeader : KafkaMessageIdReader.CE_ID,
+                        key.key().getBytes(StandardCharsets.UTF_8));
+            }
+            return copy;
+        }
+
+        private static Instant deadLetteredAt(ConsumerRecord<byte[], byte[]> record) {
+            String at = text(record.headers(), DeadLetterHeaders.DEAD_LETTERED_AT);
+            try {
+                return at != null ? Instant.parse(at) : Instant.ofEpochMilli(record.timestamp());
+            } catch (DateTimeParseException e) {
+                return Instant.ofEpochMilli(record.timestamp());
             }
         }
-        return copy;
     }
 
     private static String text(Headers headers, String name) {
         Header header = headers.lastHeader(name);
-        return header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+        return header == null || header.value() == null || header.value().length == 0 ? null
+                : new String(header.value(), StandardCharsets.UTF_8);
     }
 
     private record Source(String topic, Map<String, Object> client) {

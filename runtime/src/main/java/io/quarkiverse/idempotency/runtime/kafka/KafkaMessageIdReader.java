@@ -38,6 +38,11 @@ public class KafkaMessageIdReader implements MessageIdReader {
         this.idHeader = idHeader;
     }
 
+    /** @return the header read when a record has no CloudEvents id, or {@code null} */
+    String idHeader() {
+        return idHeader;
+    }
+
     @Override
     public String messageId(Metadata metadata) {
         String id = explicitId(metadata);

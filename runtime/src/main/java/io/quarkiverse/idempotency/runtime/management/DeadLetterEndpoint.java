@@ -118,7 +118,12 @@ public final class DeadLetterEndpoint implements Handler<RoutingContext> {
         if (!replays.isAvailable()) {
             throw new UnsupportedOperationException("No connector of this application replays dead letters");
         }
-        DeadLetterReplay done = replays.get().replay(channel, ctx.request().getParam("reason"), limit);
+        String reason = ctx.request().getParam("reason");
+        if ((reason == null || reason.isBlank()) && !Boolean.parseBoolean(ctx.request().getParam("all"))) {
+            throw new IllegalArgumentException("Say which dead letters of channel " + channel + " to replay: reason"
+                    + " (a text their reason contains); or all=true for every one");
+        }
+        DeadLetterReplay done = replays.get().replay(channel, reason, limit);
         answer(ctx, 200, new JsonObject().put("channel", done.channel()).put("replayed", done.replayed())
                 .put("released", done.released()).put("skipped", done.skipped()).put("left", done.left()));
     }

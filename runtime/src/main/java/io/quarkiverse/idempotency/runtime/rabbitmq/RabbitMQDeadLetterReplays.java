@@ -16,6 +16,7 @@ import jakarta.inject.Singleton;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
+import com.rabbitmq.client.ShutdownSignalException;
 
 import io.quarkiverse.idempotency.DeadLetterReplay;
 import io.quarkiverse.idempotency.DeadLetterReplays;
@@ -166,8 +167,8 @@ public class RabbitMQDeadLetterReplays implements ConnectorReplays {
                 long after = waiting - replayed;
                 LOG.replayed(channel, replayed, source.deadLetterQueue(), released, left.size(), after);
                 return new DeadLetterReplay(channel, replayed, released, left.size(), after);
-            } catch (IOException | TimeoutException e) {
-                throw failed(e);
+            } catch (IOException | TimeoutException | ShutdownSignalException e) {
+                throw failed(e); // ShutdownSignalException: the channel or its connection closed (AlreadyClosed too)
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw failed(e);
