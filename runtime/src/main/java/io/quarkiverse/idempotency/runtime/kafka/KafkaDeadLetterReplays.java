@@ -90,7 +90,8 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
     /**
      * Where a channel's dead letters are, as its failure handler found it.
      *
-     * @param client the Kafka client settings of the channel that reach its brokers (servers, security)
+     * @param client the Kafka client settings of the channel's consumer (servers, security), without its
+     *        deserializers, interceptors and ids
      */
     void register(String channel, String topic, Map<String, Object> client) {
         sources.putIfAbsent(channel, new Source(topic, Map.copyOf(client)));
@@ -271,7 +272,7 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
     private record Source(String topic, Map<String, Object> client) {
 
         Map<String, Object> consumer(String channel) {
-            Map<String, Object> config = new HashMap<>(client);
+            Map<String, Object> config = only(ConsumerConfig.configNames());
             config.put(ConsumerConfig.CLIENT_ID_CONFIG, "idempotency-replay-" + channel);
             config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
             config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -280,10 +281,21 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
         }
 
         Map<String, Object> producer(String channel) {
-            Map<String, Object> config = new HashMap<>(client);
+            Map<String, Object> config = only(ProducerConfig.configNames());
             config.put(ProducerConfig.CLIENT_ID_CONFIG, "idempotency-replay-producer-" + channel);
             config.put(ProducerConfig.ACKS_CONFIG, "all");
             config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+            return config;
+        }
+
+        // The channel's settings a client of that kind knows (the others would each be logged as unknown)
+        private Map<String, Object> only(Set<String> known) {
+            Map<String, Object> config = new HashMap<>();
+            client.forEach((name, value) -> {
+                if (known.contains(name)) {
+                    config.put(name, value);
+                }
+            });
             return config;
         }
     }

@@ -67,7 +67,7 @@ public class KafkaIdempotencyFailureHandlerFactory implements KafkaFailureHandle
         KafkaFailureHandler deadLetters = DELEGATE.factory(factories, DEAD_LETTER_QUEUE, channel).create(configuration,
                 vertx, consumer, reportFailure);
         replays.register(channel, configuration.getDeadLetterQueueTopic()
-                .orElse("dead-letter-topic-" + configuration.getChannel()), client(configuration));
+                .orElse("dead-letter-topic-" + configuration.getChannel()), client(consumer));
         String delegateName = DELEGATE.name(channel, configuration.config());
         KafkaFailureHandler delegate = DEAD_LETTER_QUEUE.equals(delegateName) ? deadLetters
                 : DELEGATE.factory(factories, delegateName, channel).create(configuration, vertx, consumer,
@@ -76,15 +76,13 @@ public class KafkaIdempotencyFailureHandlerFactory implements KafkaFailureHandle
                 reportFailure), deliveries);
     }
 
-    // What reaches the channel's brokers: its servers, and the security settings it has
-    private static Map<String, Object> client(KafkaConnectorIncomingConfiguration configuration) {
-        Map<String, Object> client = new HashMap<>();
-        client.put("bootstrap.servers", configuration.getBootstrapServers());
-        for (String name : configuration.config().getPropertyNames()) {
-            if (name.startsWith("security.") || name.startsWith("sasl.") || name.startsWith("ssl.")) {
-                configuration.config().getOptionalValue(name, String.class).ifPresent(v -> client.put(name, v));
-            }
-        }
+    // What reaches the channel's brokers, as its consumer was built: its servers and security (TLS from the registry
+    // too); each replay client keeps the settings of its own kind
+    private static Map<String, Object> client(KafkaConsumer<?, ?> consumer) {
+        Map<String, Object> client = new HashMap<>(consumer.configuration());
+        client.keySet().removeIf(name -> name.endsWith(".deserializer") || name.endsWith(".serializer")
+                || name.equals("interceptor.classes") || name.equals("client.id") || name.equals("group.id")
+                || name.equals("group.instance.id"));
         return client;
     }
 }
