@@ -139,8 +139,10 @@ public class Benchmark implements QuarkusApplication {
                 new Kind("hand-written-reactive", () -> reactive.handWritten.get()),
                 new Kind("plain-eventloop", () -> reactive.plainEventLoop.get()),
                 new Kind("idempotent-eventloop", () -> reactive.idempotentEventLoop.get()),
-                new Kind("plain-send", () -> consumers.plainSend.get()),
-                // done once handled and its message confirmed by the broker: the pipeline's whole work
+                // each pipeline done once handled and its message sent, as an outbox message is once confirmed: the
+                // pipeline's whole work (counting the plain emitter's consumption alone timed messages still in its
+                // buffer, whose sending the next run paid for)
+                new Kind("plain-send", () -> Math.min(consumers.plainSend.get(), consumers.plainSent.get())),
                 new Kind("idempotent-outbox", () -> Math.min(consumers.idempotentOutbox.get(), outbox.counts().sentAtOnce()
                         + outbox.counts().relayed())));
         for (Kind kind : kinds) {

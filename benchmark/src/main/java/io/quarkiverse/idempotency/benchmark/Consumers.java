@@ -47,12 +47,18 @@ public class Consumers {
     final AtomicLong camelOrphanLock = new AtomicLong();
     final AtomicLong spring = new AtomicLong();
     final AtomicLong plainSend = new AtomicLong();
+    /** The plain emitter's messages the connector took (written to RabbitMQ: no confirm on that channel). */
+    final AtomicLong plainSent = new AtomicLong();
     final AtomicLong idempotentOutbox = new AtomicLong();
 
-    /** A plain emitter: the message leaves at once, whatever becomes of the transaction. */
+    /**
+     * A plain emitter: the message leaves at once, whatever becomes of the transaction. Its buffer has no bound: the
+     * consumer can outrun the connector's sending, and a bounded buffer then refuses sends (the handler fails, and its
+     * message is dead-lettered), where the outbox's rows wait.
+     */
     @Inject
     @Channel("sent-plain")
-    @OnOverflow(value = OnOverflow.Strategy.BUFFER, bufferSize = 16_384) // as the outbox's
+    @OnOverflow(OnOverflow.Strategy.UNBOUNDED_BUFFER)
     Emitter<String> sentPlain;
 
     /** The outbox: the message is written in the transaction and sent, with the broker's confirm, after its commit. */
@@ -86,7 +92,7 @@ public class Consumers {
     @Transactional
     void plainSend(String payload) {
         insert("plain-send", payload);
-        sentPlain.send(payload);
+        sentPlain.send(payload).thenRun(plainSent::incrementAndGet);
         plainSend.incrementAndGet();
     }
 

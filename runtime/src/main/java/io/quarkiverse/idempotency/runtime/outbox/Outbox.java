@@ -39,12 +39,20 @@ public class Outbox {
     private static final IdempotencyLogger LOG = IdempotencyLogger.of(Outbox.class);
     /** SmallRye's in-memory connector, for tests: its messages are acknowledged as they arrive, and carry no id. */
     private static final String IN_MEMORY = "smallrye-in-memory";
+    /**
+     * How long a sent row waits for others to share its DELETE: at 2,500 messages a second, some 50 rows a statement
+     * instead of the few that confirmed while the last one ran. A row waits leased to this instance, far within its
+     * lease, and a stop in between leaves it to be sent again, under its id.
+     */
+    private static final long DELETE_WAIT_MILLIS = 20;
 
     private final OutboxTable table;
     private final TransactionSynchronizationRegistry transactions;
     private final String owner;
     private final OutboxSettings settings;
     private final Executor worker;
+    /** The worker after a short wait: the rows confirmed meanwhile share one DELETE and its commit. */
+    private final Executor deleter;
     private final Iterable<OutgoingIds> connectors;
     private final Map<String, ChannelOutbox<?>> channels = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Long> sent = new ConcurrentLinkedQueue<>();
@@ -68,6 +76,7 @@ public class Outbox {
         this.owner = worker.value();
         this.settings = settings;
         this.worker = executor;
+        this.deleter = CompletableFuture.delayedExecutor(DELETE_WAIT_MILLIS, TimeUnit.MILLISECONDS, executor);
     }
 
     OutboxTable table() {
@@ -274,7 +283,7 @@ public class Outbox {
     /** Deletes the sent rows on a worker thread, one statement for all those confirmed meanwhile. */
     private void deleteSent() {
         if (deleting.compareAndSet(false, true)) {
-            worker.execute(this::drainSent);
+            deleter.execute(this::drainSent);
         }
     }
 
