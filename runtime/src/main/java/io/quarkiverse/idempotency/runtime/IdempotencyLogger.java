@@ -240,8 +240,8 @@ public interface IdempotencyLogger extends BasicLogger {
     @LogMessage(level = WARN)
     @Message(id = 5003, value = "Channel %s: did not replay %d records of %s dead-lettered longer ago than the channel's"
             + " retention (%s), whose keys the store no longer knows: it cannot tell whether an earlier replay's copy"
-            + " was handled. Publish them again by hand if they were not, and keep the dead-letter topic's retention.ms"
-            + " within the channel's retention")
+            + " was handled. Publish one again by hand only once you know its work was not done; a channel whose dead"
+            + " letters are replayed later needs a retention that long")
     void replayForgotten(String channel, int records, String topic, Duration retention);
 
     // 6000s: the outbox

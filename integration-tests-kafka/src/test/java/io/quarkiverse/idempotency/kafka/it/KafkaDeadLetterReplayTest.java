@@ -133,10 +133,12 @@ class KafkaDeadLetterReplayTest {
         // still in the topic: the store cannot tell that a replay's copy of it was handled
         topics.publish(old, Topics.payment(old, 300));
         await().atMost(Duration.ofSeconds(30)).until(() -> Charges.of(old) == 1);
+        assertEquals(1, Charges.count("SELECT count(*) FROM idempotency_record WHERE scoped_key = ?",
+                "payments:" + key(old)), "its key is there, to be purged");
         Charges.execute("DELETE FROM idempotency_record WHERE scoped_key = ?", "payments:" + key(old));
         topics.publish(KafkaServices.DEAD_LETTERS, old, Topics.payment(old, 300),
                 deadLetterHeaders(old, reason, Instant.now().minus(Duration.ofDays(3))));
-        // dead-lettered a minute ago, its key released by hand since: copied
+        // dead-lettered a minute ago, its key unknown to the store (as one released by hand): copied
         topics.publish(KafkaServices.DEAD_LETTERS, young, Topics.payment(young, 400),
                 deadLetterHeaders(young, reason, Instant.now().minus(Duration.ofMinutes(1))));
 

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -54,8 +55,9 @@ import io.quarkiverse.idempotency.runtime.StoreDeadLetters;
  * is handled is skipped, so a replay stopped half-way and run again copies only what is still to do, and a copy made
  * twice is dropped as a duplicate. Three things keep that bookmark true:
  * <ul>
- * <li>a record keyed by its position (no {@code ce_id}, no id header) gets its key as its id on the copy
- * ({@code ce_id}, or the configured id header), as the copy's own position would be a new key;</li>
+ * <li>a record keyed by its position (no {@code ce_id}, no id header) gets that position as its id on the copy
+ * ({@code ce_id}, or the configured id header), as the copy's own position would be a new key; one whose key is not
+ * its position (a digest, or the key of another method of the channel) is not replayed;</li>
  * <li>a record dead-lettered longer ago than the channel's retention, whose key the store no longer knows, is not
  * copied: the store forgot whether an earlier replay's copy was handled;</li>
  * <li>a key is copied once per replay, however many of its dead letters the topic holds.</li>
@@ -94,7 +96,7 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
      *        deserializers, interceptors and ids
      */
     void register(String channel, String topic, Map<String, Object> client) {
-        sources.putIfAbsent(channel, new Source(topic, Map.copyOf(client)));
+        sources.putIfAbsent(channel, new Source(topic, Collections.unmodifiableMap(new HashMap<>(client))));
     }
 
     @Override
@@ -116,8 +118,9 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
                         new ByteArraySerializer(), new ByteArraySerializer())) {
             Run run = new Run(selection, methods.keyedByMessageId(channel), consumer, producer);
             run.replay(source.topic(), limit);
-            if (run.forgotten > 0) {
-                LOG.replayForgotten(channel, run.forgotten, source.topic(), selection.retention());
+            run.forgotten.removeAll(run.copied); // a younger dead letter of the key was copied
+            if (!run.forgotten.isEmpty()) {
+                LOG.replayForgotten(channel, run.forgotten.size(), source.topic(), selection.retention());
             }
             LOG.replayed(channel, run.replayed, source.topic(), run.released, run.skipped, run.left);
             return new DeadLetterReplay(channel, run.replayed, run.released, run.skipped, run.left);
@@ -142,7 +145,7 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
         private int replayed;
         private int released;
         private int skipped;
-        private int forgotten;
+        private final Set<ScopedKey> forgotten = new HashSet<>();
         private long examined;
         private long left;
 
@@ -214,13 +217,23 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
             if (copied.contains(key)) {
                 return; // an older dead letter of a key this replay copied already
             }
+            boolean byPosition = keyedByMessageId && text(headers, KafkaMessageIdReader.CE_ID) == null
+                    && (idHeader == null || text(headers, idHeader) == null);
+            if (byPosition && !position(key.key(), headers)) {
+                // keyed by its position, but the key is not that position (a digest under key-storage=digest, or the
+                // key of another method of the channel): the copy, at another offset, could not be given its key
+                examined++;
+                skipped++;
+                left++;
+                return;
+            }
             ClaimResult state = store.peek(key).result();
             if (state == ClaimResult.DONE || state == ClaimResult.BUSY) {
                 return; // handled (replayed before, or delivered again by other means), or being handled
             }
             examined++;
             if (state != ClaimResult.DEAD_LETTERED && deadLetteredAt(record).isBefore(remembered)) {
-                forgotten++; // the store forgot the key: an earlier replay's copy may have been handled
+                forgotten.add(key); // the store forgot the key: an earlier replay's copy may have been handled
                 skipped++;
                 left++;
                 return;
@@ -230,27 +243,44 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
             if (state == ClaimResult.DEAD_LETTERED && deadLetters.releaseForReplay(key.scope(), key.key())) {
                 released++;
             }
-            producer.send(new ProducerRecord<>(topic, null, record.key(), record.value(), copied(headers, key)))
+            producer.send(new ProducerRecord<>(topic, null, record.key(), record.value(),
+                    copied(headers, byPosition ? key.key() : null)))
                     .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             copied.add(key);
             replayed++;
         }
 
         // The record's headers but the dead-letter ones. A record keyed by its position (topic, partition, offset)
-        // carries that key as its id, which the copy's own position would not be.
-        private Headers copied(Headers headers, ScopedKey key) {
+        // carries that position as its id, which the copy's own position would not be.
+        private Headers copied(Headers headers, String position) {
             RecordHeaders copy = new RecordHeaders();
             for (Header header : headers) {
                 if (!ReplaySelection.deadLetterHeader(header.key())) {
                     copy.add(header);
                 }
             }
-            if (keyedByMessageId && text(headers, KafkaMessageIdReader.CE_ID) == null
-                    && (idHeader == null || text(headers, idHeader) == null)) {
+            if (position != null) {
                 copy.add(idHeader != null ? idHeader : KafkaMessageIdReader.CE_ID,
-                        key.key().getBytes(StandardCharsets.UTF_8));
+                        position.getBytes(StandardCharsets.UTF_8));
             }
             return copy;
+        }
+
+        // Whether a key is the record's position as KafkaMessageIdReader wrote it, <topic>[/<topic id>]-<p>@<offset>,
+        // read from the headers SmallRye's dead-letter strategy gives the dead letter
+        private static boolean position(String key, Headers headers) {
+            String topic = text(headers, TOPIC_HEADER);
+            String partition = text(headers, "dead-letter-partition");
+            String offset = text(headers, "dead-letter-offset");
+            if (topic == null || partition == null || offset == null) {
+                return false;
+            }
+            String end = "-" + partition + "@" + offset;
+            if (!key.startsWith(topic) || !key.endsWith(end) || key.length() < topic.length() + end.length()) {
+                return false;
+            }
+            String between = key.substring(topic.length(), key.length() - end.length());
+            return between.isEmpty() || (between.startsWith("/") && between.indexOf('/', 1) < 0);
         }
 
         private static Instant deadLetteredAt(ConsumerRecord<byte[], byte[]> record) {
@@ -272,7 +302,7 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
     private record Source(String topic, Map<String, Object> client) {
 
         Map<String, Object> consumer(String channel) {
-            Map<String, Object> config = only(ConsumerConfig.configNames());
+            Map<String, Object> config = new HashMap<>(client);
             config.put(ConsumerConfig.CLIENT_ID_CONFIG, "idempotency-replay-" + channel);
             config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
             config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -280,22 +310,13 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
             return config;
         }
 
+        // The consumer's settings whole (TLS from Quarkus's registry needs its tls-configuration-name, and config
+        // providers their config.providers.*): the producer logs those it does not know, once a replay
         Map<String, Object> producer(String channel) {
-            Map<String, Object> config = only(ProducerConfig.configNames());
+            Map<String, Object> config = new HashMap<>(client);
             config.put(ProducerConfig.CLIENT_ID_CONFIG, "idempotency-replay-producer-" + channel);
             config.put(ProducerConfig.ACKS_CONFIG, "all");
             config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-            return config;
-        }
-
-        // The channel's settings a client of that kind knows (the others would each be logged as unknown)
-        private Map<String, Object> only(Set<String> known) {
-            Map<String, Object> config = new HashMap<>();
-            client.forEach((name, value) -> {
-                if (known.contains(name)) {
-                    config.put(name, value);
-                }
-            });
             return config;
         }
     }

@@ -175,9 +175,12 @@ public class RabbitMQDeadLetterReplays implements ConnectorReplays {
             }
         }
 
+        // A dead letter without a key it names whole (unreadable, key missing, a key cut in its header) is left: its
+        // copy would be dead-lettered again at once, its key not released
         private boolean matches(GetResponse message) {
             Map<String, Object> headers = message.getProps().getHeaders();
-            return headers != null && selection.matches(name -> text(headers.get(name)));
+            return headers != null && selection.matches(name -> text(headers.get(name)))
+                    && selection.key(name -> text(headers.get(name))) != null;
         }
 
         // Release the keys, publish the copies and wait for the broker's confirms, then acknowledge the dead letters:
