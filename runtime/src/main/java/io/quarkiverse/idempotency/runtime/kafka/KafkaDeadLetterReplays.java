@@ -77,7 +77,7 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
     private final StoreDeadLetters deadLetters;
     private final IdempotencyStore store;
     private final IdempotentMethods methods;
-    private final String idHeader;
+    private final KafkaMessageIdReader ids;
     private final Map<String, Source> sources = new ConcurrentHashMap<>();
 
     @Inject
@@ -86,7 +86,7 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
         this.deadLetters = deadLetters;
         this.store = store;
         this.methods = methods;
-        this.idHeader = ids.idHeader();
+        this.ids = ids;
     }
 
     /**
@@ -142,10 +142,10 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
         private final KafkaProducer<byte[], byte[]> producer;
         private final Instant remembered;
         private final Set<ScopedKey> copied = new HashSet<>();
+        private final Set<ScopedKey> forgotten = new HashSet<>();
         private int replayed;
         private int released;
         private int skipped;
-        private final Set<ScopedKey> forgotten = new HashSet<>();
         private long examined;
         private long left;
 
@@ -217,8 +217,7 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
             if (copied.contains(key)) {
                 return; // an older dead letter of a key this replay copied already
             }
-            boolean byPosition = keyedByMessageId && text(headers, KafkaMessageIdReader.CE_ID) == null
-                    && (idHeader == null || text(headers, idHeader) == null);
+            boolean byPosition = keyedByMessageId && ids.explicitId(headers) == null;
             if (byPosition && !position(key.key(), headers)) {
                 // keyed by its position, but the key is not that position (a digest under key-storage=digest, or the
                 // key of another method of the channel): the copy, at another offset, could not be given its key
@@ -260,27 +259,19 @@ public class KafkaDeadLetterReplays implements ConnectorReplays {
                 }
             }
             if (position != null) {
-                copy.add(idHeader != null ? idHeader : KafkaMessageIdReader.CE_ID,
+                copy.add(ids.idHeader() != null ? ids.idHeader() : KafkaMessageIdReader.CE_ID,
                         position.getBytes(StandardCharsets.UTF_8));
             }
             return copy;
         }
 
-        // Whether a key is the record's position as KafkaMessageIdReader wrote it, <topic>[/<topic id>]-<p>@<offset>,
-        // read from the headers SmallRye's dead-letter strategy gives the dead letter
+        // Whether a key is the record's position, read from the headers SmallRye's dead-letter strategy gives it
         private static boolean position(String key, Headers headers) {
             String topic = text(headers, TOPIC_HEADER);
             String partition = text(headers, "dead-letter-partition");
             String offset = text(headers, "dead-letter-offset");
-            if (topic == null || partition == null || offset == null) {
-                return false;
-            }
-            String end = "-" + partition + "@" + offset;
-            if (!key.startsWith(topic) || !key.endsWith(end) || key.length() < topic.length() + end.length()) {
-                return false;
-            }
-            String between = key.substring(topic.length(), key.length() - end.length());
-            return between.isEmpty() || (between.startsWith("/") && between.indexOf('/', 1) < 0);
+            return topic != null && partition != null && offset != null
+                    && KafkaMessageIdReader.isPosition(key, topic, partition, offset);
         }
 
         private static Instant deadLetteredAt(ConsumerRecord<byte[], byte[]> record) {

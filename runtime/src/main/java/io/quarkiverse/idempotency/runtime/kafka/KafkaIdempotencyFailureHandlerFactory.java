@@ -77,7 +77,7 @@ public class KafkaIdempotencyFailureHandlerFactory implements KafkaFailureHandle
     }
 
     // What reaches the channel's brokers, as its consumer was built: its servers and security (TLS from the registry
-    // too); each replay client keeps the settings of its own kind
+    // too), without what names or shapes that consumer
     private static Map<String, Object> client(KafkaConsumer<?, ?> consumer) {
         Map<String, Object> client = new HashMap<>(consumer.configuration());
         client.keySet().removeIf(name -> name.endsWith(".deserializer") || name.endsWith(".serializer")

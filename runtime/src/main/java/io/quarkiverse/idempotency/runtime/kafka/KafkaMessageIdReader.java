@@ -6,6 +6,7 @@ import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
 import io.quarkiverse.idempotency.MessageIdReader;
@@ -76,12 +77,30 @@ public class KafkaMessageIdReader implements MessageIdReader {
         if (kafka == null) {
             return null;
         }
-        String id = header(kafka, CE_ID);
-        return id == null && idHeader != null ? header(kafka, idHeader) : id;
+        return explicitId(kafka.getHeaders());
     }
 
-    private static String header(IncomingKafkaRecordMetadata<?, ?> kafka, String name) {
-        Header header = kafka.getHeaders().lastHeader(name);
+    /** @return the id a record's headers carry (its {@code ce_id}, else the configured header), or {@code null} */
+    String explicitId(Headers headers) {
+        String id = header(headers, CE_ID);
+        return id == null && idHeader != null ? header(headers, idHeader) : id;
+    }
+
+    /**
+     * @return whether an id is the position {@link #messageId} gives a record of {@code topic} (with its topic's
+     *         identity or without) at that partition and offset
+     */
+    static boolean isPosition(String id, String topic, String partition, String offset) {
+        String end = "-" + partition + "@" + offset;
+        if (!id.startsWith(topic) || !id.endsWith(end) || id.length() < topic.length() + end.length()) {
+            return false;
+        }
+        String identity = id.substring(topic.length(), id.length() - end.length());
+        return identity.isEmpty() || (identity.startsWith("/") && identity.indexOf('/', 1) < 0);
+    }
+
+    private static String header(Headers headers, String name) {
+        Header header = headers.lastHeader(name);
         if (header == null || header.value() == null || header.value().length == 0) {
             return null;
         }
