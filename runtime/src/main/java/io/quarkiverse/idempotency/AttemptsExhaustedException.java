@@ -11,17 +11,12 @@ public final class AttemptsExhaustedException extends IdempotencyException {
 
     public AttemptsExhaustedException(ScopedKey key, int attempts, Throwable cause) {
         super("All " + attempts + " attempts for key '" + key + "' failed; dead-lettered. Last failure: " + cause, key,
-                cause);
+                cause, false);
         this.attempts = attempts;
     }
 
     /** @return how many attempts failed */
     public int attempts() {
         return attempts;
-    }
-
-    @Override
-    public boolean requeue() {
-        return false;
     }
 }

@@ -10,11 +10,6 @@ public final class ClaimLostException extends IdempotencyException {
     public ClaimLostException(ScopedKey key) {
         super("The claim on key '" + key + "' was taken over by another delivery before the handler finished;"
                 + " its transaction was rolled back. The handler outlived its lease without renewal: see"
-                + " quarkus.idempotency.lease", key, null);
-    }
-
-    @Override
-    public boolean requeue() {
-        return true;
+                + " quarkus.idempotency.lease", key, null, true);
     }
 }

@@ -40,9 +40,4 @@ public final class DeliveryInProgressException extends IdempotencyException {
     public CompletionStage<Void> holderEnded() {
         return holderEnded;
     }
-
-    @Override
-    public boolean requeue() {
-        return true;
-    }
 }

@@ -9,11 +9,6 @@ public final class DeliveryRevokedException extends IdempotencyException {
 
     public DeliveryRevokedException(ScopedKey key, IdempotencyException last) {
         super("This consumer no longer owns the message of key '" + key + "' (its partition was revoked while it waited"
-                + " to be retried); the consumer that owns it now handles it", key, last);
-    }
-
-    @Override
-    public boolean requeue() {
-        return true;
+                + " to be retried); the consumer that owns it now handles it", key, last, true);
     }
 }

@@ -28,9 +28,4 @@ public final class HandlerFailedException extends IdempotencyException {
     public int maxAttempts() {
         return maxAttempts;
     }
-
-    @Override
-    public boolean requeue() {
-        return true;
-    }
 }

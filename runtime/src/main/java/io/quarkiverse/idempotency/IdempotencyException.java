@@ -13,19 +13,31 @@ import java.time.Duration;
 public abstract class IdempotencyException extends RuntimeException {
 
     private final ScopedKey key;
+    private final boolean requeue;
     private final Duration retryDelay;
 
-    protected IdempotencyException(String message, ScopedKey key, Throwable cause) {
-        this(message, key, cause, null);
+    /**
+     * @param requeue {@code true} when the message is redelivered after the configured requeue delay, {@code false}
+     *        when it is dead-lettered
+     */
+    protected IdempotencyException(String message, ScopedKey key, Throwable cause, boolean requeue) {
+        this(message, key, cause, requeue, null);
     }
 
     /**
+     * An outcome whose message is redelivered.
+     *
      * @param retryDelay how long the message waits before it is redelivered, or {@code null} for the configured
      *        requeue delay
      */
     protected IdempotencyException(String message, ScopedKey key, Throwable cause, Duration retryDelay) {
+        this(message, key, cause, true, retryDelay);
+    }
+
+    private IdempotencyException(String message, ScopedKey key, Throwable cause, boolean requeue, Duration retryDelay) {
         super(message, cause, false, false);
         this.key = key;
+        this.requeue = requeue;
         this.retryDelay = retryDelay;
     }
 
@@ -40,7 +52,9 @@ public abstract class IdempotencyException extends RuntimeException {
      * @return {@code true} when the message must be redelivered later (after {@link #retryDelay()}); {@code false}
      *         when it must be dead-lettered (rejected without requeue)
      */
-    public abstract boolean requeue();
+    public boolean requeue() {
+        return requeue;
+    }
 
     /**
      * @return how long the message waits before it is redelivered; {@code null} for

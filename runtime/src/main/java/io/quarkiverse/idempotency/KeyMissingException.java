@@ -7,11 +7,6 @@ package io.quarkiverse.idempotency;
 public final class KeyMissingException extends IdempotencyException {
 
     public KeyMissingException(String message, Throwable cause) {
-        super(message, null, cause);
-    }
-
-    @Override
-    public boolean requeue() {
-        return false;
+        super(message, null, cause, false);
     }
 }

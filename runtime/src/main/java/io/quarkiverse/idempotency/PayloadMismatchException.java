@@ -13,7 +13,7 @@ public final class PayloadMismatchException extends IdempotencyException {
 
     public PayloadMismatchException(ScopedKey key, String firstMessageId, String messageId) {
         super("Key '" + key + "' was handled for message " + describe(firstMessageId) + " with a different payload than"
-                + " message " + describe(messageId) + "'s; dead-lettered without running (payload-mismatch)", key, null);
+                + " message " + describe(messageId) + "'s; dead-lettered without running (payload-mismatch)", key, null, false);
         this.firstMessageId = firstMessageId;
         this.messageId = messageId;
     }
@@ -30,10 +30,5 @@ public final class PayloadMismatchException extends IdempotencyException {
     /** @return the id of the message dead-lettered, or {@code null} when it has none */
     public String messageId() {
         return messageId;
-    }
-
-    @Override
-    public boolean requeue() {
-        return false;
     }
 }

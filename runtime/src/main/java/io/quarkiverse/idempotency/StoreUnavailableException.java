@@ -11,11 +11,6 @@ public final class StoreUnavailableException extends IdempotencyException {
      * @param operation what the store was doing ("claim", "confirm")
      */
     public StoreUnavailableException(String operation, ScopedKey key, Throwable cause) {
-        super("The idempotency store failed to " + operation + " key '" + key + "': " + cause, key, cause);
-    }
-
-    @Override
-    public boolean requeue() {
-        return true;
+        super("The idempotency store failed to " + operation + " key '" + key + "': " + cause, key, cause, true);
     }
 }

@@ -8,11 +8,6 @@ package io.quarkiverse.idempotency;
 public final class UnreadablePayloadException extends IdempotencyException {
 
     public UnreadablePayloadException(String message, Throwable cause) {
-        super(message, null, cause);
-    }
-
-    @Override
-    public boolean requeue() {
-        return false;
+        super(message, null, cause, false);
     }
 }
