@@ -157,8 +157,10 @@ public class Consumers {
     /**
      * The experiment of an ack after the WAL flush, by hand: the default mode's statements in a transaction that commits
      * asynchronously (it returns before its WAL is flushed), then the message acked only once a flush shared by the
-     * deliveries waiting at once has passed that commit. A database crash may lose the commit, but then the message was
-     * not acked either: it comes back and runs again.
+     * deliveries waiting at once has passed that commit and seen the key confirmed. A database crash may lose the
+     * commit, and a flush on the restarted server succeeds all the same: only the key's row tells whether the work is
+     * durable, so the flush reads it, as the contract requires of any consumer (an ack never before the outcome that
+     * justifies it is durable). A lost commit is not acked: the message comes back and runs again.
      */
     @Incoming("hand-written-flush")
     @Blocking(ordered = false)
@@ -169,7 +171,9 @@ public class Consumers {
                 insert("hand-written-flush", message.getPayload());
             }
         });
-        hand.awaitWalFlush();
+        if (!hand.awaitConfirmedDurably(id)) {
+            throw new IllegalStateException("The commit of key " + id + " was lost");
+        }
         handWrittenFlush.incrementAndGet();
         return message.ack();
     }

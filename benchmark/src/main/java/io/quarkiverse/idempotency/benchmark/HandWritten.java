@@ -5,8 +5,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 import jakarta.inject.Singleton;
 
@@ -34,8 +37,9 @@ public class HandWritten {
 
     private final AgroalDataSource dataSource;
     private final String claimSql;
+    private static final String FLUSH_CONFIRMING = RecordStatements.flushConfirming(TABLE);
     /** The WAL flushes of the deliveries waiting at once, shared: one transaction for all of them. */
-    private final GroupCommit<Boolean, Boolean> flushes = new GroupCommit<>(this::flush, 256);
+    private final GroupCommit<String, Boolean> flushes = new GroupCommit<>(this::flush, 4096);
 
     /** @param asynchronousClaimCommit as the extension is configured, so that the floor is the same mode's */
     HandWritten(AgroalDataSource dataSource,
@@ -109,18 +113,29 @@ public class HandWritten {
     }
 
     /**
-     * Returns once the WAL is flushed past every commit that returned before this call: one synchronous commit for the
-     * callers waiting at once (and for those arriving while it runs, the next one).
+     * Returns once the WAL is flushed past every commit that returned before this call (one synchronous commit for the
+     * callers waiting at once, and for those arriving while it runs, the next one), with whether the key is confirmed
+     * as the flush saw it. Under the contract a consumer that commits asynchronously must ask both: after a database
+     * crash and restart, a flush succeeds on the new server while the commit it waited for may be lost, and only the
+     * key's row tells (an ack never before the outcome that justifies it is durable).
+     *
+     * @param id the key, as {@link #claimInTransaction} wrote it
+     * @return whether the key is confirmed and durable
      */
-    void awaitWalFlush() {
-        flushes.submit(Boolean.TRUE);
+    boolean awaitConfirmedDurably(String id) {
+        return flushes.submit(id);
     }
 
-    private List<Boolean> flush(List<Boolean> batch) {
+    private List<Boolean> flush(List<String> batch) {
+        Set<String> confirmed = new HashSet<>();
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
-            try (PreparedStatement ps = c.prepareStatement(RecordStatements.FLUSH)) {
-                ps.executeQuery().close();
+            try (PreparedStatement ps = c.prepareStatement(FLUSH_CONFIRMING)) {
+                ps.setArray(1, c.createArrayOf("text", batch.toArray()));
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    Collections.addAll(confirmed, (String[]) rs.getArray(3).getArray());
+                }
                 c.commit();
             } finally {
                 c.setAutoCommit(true);
@@ -128,6 +143,10 @@ public class HandWritten {
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
-        return Collections.nCopies(batch.size(), Boolean.TRUE);
+        List<Boolean> answers = new ArrayList<>(batch.size());
+        for (String id : batch) {
+            answers.add(confirmed.contains(id));
+        }
+        return answers;
     }
 }

@@ -56,7 +56,7 @@ public final class RecordStatements {
      * Parameters: 1 the scoped keys ({@code text[]}). Returns one row: the flush's two columns, then the confirmed keys
      * among those asked ({@code text[]}).
      */
-    static String flushConfirming(String table) {
+    public static String flushConfirming(String table) {
         return FLUSH + ", ARRAY(SELECT k FROM unnest(?::text[]) k WHERE EXISTS (SELECT 1 FROM " + table
                 + " r WHERE r.scoped_key = k AND r.state = 'CONFIRMED'))";
     }
