@@ -3,12 +3,15 @@ package io.quarkiverse.idempotency.kafka.it;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
 import jakarta.inject.Inject;
 
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
@@ -28,6 +31,9 @@ class KafkaPaymentsTest {
     @Inject
     MeterRegistry metrics;
 
+    @Inject
+    Notices notices;
+
     Topics topics;
 
     @BeforeEach
@@ -38,6 +44,25 @@ class KafkaPaymentsTest {
     @AfterEach
     void close() {
         topics.close();
+    }
+
+    /**
+     * A channel whose records the connector writes as CloudEvents: the connector writes the CloudEvent's id itself, a
+     * new random one for each record, unless the message names it; the outbox names its row's id there, so that every
+     * copy of the row (the one sent after the commit, any the relay sends again) carries one {@code ce_id}, the row's.
+     */
+    @Test
+    void anOutboxRecordWrittenAsACloudEventCarriesItsRowsIdAsTheEventsId() {
+        String text = "notice " + UUID.randomUUID();
+        String id = notices.send(text);
+        ConsumerRecord<String, String> record = await().atMost(Duration.ofSeconds(30))
+                .until(() -> topics.records(KafkaServices.NOTICES).stream().filter(r -> text.equals(r.value()))
+                        .findFirst().orElse(null), r -> r != null);
+        List<String> ids = new ArrayList<>();
+        record.headers().headers("ce_id").forEach(h -> ids.add(new String(h.value(), StandardCharsets.UTF_8)));
+        assertEquals(List.of(id), ids, "one CloudEvent id, the outbox row's");
+        assertEquals("notice", new String(record.headers().lastHeader("ce_type").value(), StandardCharsets.UTF_8),
+                "written as a CloudEvent by the connector");
     }
 
     @Test

@@ -36,6 +36,8 @@ public class KafkaServices implements QuarkusTestResourceLifecycleManager {
     public static final String EVENTS = "events-" + RUN;
     /** Its dead-letter topic. */
     public static final String EVENT_DEAD_LETTERS = "events-dlq-" + RUN;
+    /** The topic the outbox writes notices to as CloudEvents (one partition). */
+    public static final String NOTICES = "notices-" + RUN;
 
     private static boolean ready;
 
@@ -46,7 +48,9 @@ public class KafkaServices implements QuarkusTestResourceLifecycleManager {
         Charges.execute("DROP SCHEMA IF EXISTS kafka_demo CASCADE");
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
             admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short) 1), new NewTopic(DEAD_LETTERS, 1, (short) 1),
-                    new NewTopic(EVENTS, 1, (short) 1), new NewTopic(EVENT_DEAD_LETTERS, 1, (short) 1))).all().get();
+                    new NewTopic(EVENTS, 1, (short) 1), new NewTopic(EVENT_DEAD_LETTERS, 1, (short) 1),
+                    new NewTopic(NOTICES, 1, (short) 1))).all()
+                    .get();
         } catch (Exception e) {
             throw new IllegalStateException("Could not create the test topics on Kafka at " + bootstrap(), e);
         }
@@ -82,6 +86,7 @@ public class KafkaServices implements QuarkusTestResourceLifecycleManager {
         config.put("mp.messaging.incoming.events.topic", EVENTS);
         config.put("mp.messaging.incoming.events.group.id", EVENTS);
         config.put("mp.messaging.incoming.events.dead-letter-queue.topic", EVENT_DEAD_LETTERS);
+        config.put("mp.messaging.outgoing.notices-out.topic", NOTICES);
         // a poison record's five attempts within about three seconds, not fifteen
         config.put("quarkus.idempotency.channels.\"payments\".retry.initial-delay", "200ms");
         config.put("quarkus.idempotency.channels.\"events\".retry.initial-delay", "200ms");

@@ -103,26 +103,33 @@ public final class Topics implements AutoCloseable {
 
     /** @return every record of a dead-letter topic (one partition) so far, each as its value and its headers */
     public List<DeadLetter> deadLetters(String topic) {
+        List<DeadLetter> letters = new ArrayList<>();
+        for (ConsumerRecord<String, String> record : records(topic)) {
+            Map<String, String> headers = new HashMap<>();
+            for (Header header : record.headers()) {
+                headers.put(header.key(), new String(header.value(), StandardCharsets.UTF_8));
+            }
+            letters.add(new DeadLetter(record.value(), headers));
+        }
+        return letters;
+    }
+
+    /** @return every record of a topic of one partition so far, as Kafka holds it */
+    public List<ConsumerRecord<String, String>> records(String topic) {
         Properties config = KafkaServices.clientProperties();
         config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        List<DeadLetter> letters = new ArrayList<>();
+        List<ConsumerRecord<String, String>> records = new ArrayList<>();
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config)) {
             TopicPartition partition = new TopicPartition(topic, 0);
             consumer.assign(List.of(partition));
             consumer.seekToBeginning(List.of(partition));
             long end = consumer.endOffsets(List.of(partition)).get(partition);
             while (consumer.position(partition) < end) {
-                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(500))) {
-                    Map<String, String> headers = new HashMap<>();
-                    for (Header header : record.headers()) {
-                        headers.put(header.key(), new String(header.value(), StandardCharsets.UTF_8));
-                    }
-                    letters.add(new DeadLetter(record.value(), headers));
-                }
+                consumer.poll(Duration.ofMillis(500)).forEach(records::add);
             }
         }
-        return letters;
+        return records;
     }
 
     /** A record of the dead-letter topic. */

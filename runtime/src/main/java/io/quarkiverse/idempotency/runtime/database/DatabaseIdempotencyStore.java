@@ -16,9 +16,6 @@ import javax.sql.DataSource;
 import jakarta.transaction.TransactionManager;
 
 import io.quarkiverse.idempotency.Claim;
-import io.quarkiverse.idempotency.DeadLetter;
-import io.quarkiverse.idempotency.DeadLetterFilter;
-import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.LeaseBatches.ClaimRequest;
@@ -35,7 +32,7 @@ import io.smallrye.mutiny.Uni;
  * waits for) the caller's. In-transaction claims and confirms join the caller's transaction: the datasource hands out
  * the connection enlisted in it.
  */
-public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
+public class DatabaseIdempotencyStore implements SqlKeyStore {
 
     /** ON CONFLICT without a unique index matching it: the table was moved to partitions while this ran. */
     private static final String NO_UNIQUE_INDEX = "42P10";
@@ -363,16 +360,6 @@ public class DatabaseIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     public int endLeasesOfEarlierStarts(String instance, String current) {
         return runOnItsOwn(db -> db.update(sql.endLeasesOfEarlierStarts, instance, current),
                 "Could not end the leases of the claims of earlier starts of '" + instance + "'");
-    }
-
-    @Override
-    public List<DeadLetter> deadLetters(DeadLetterFilter filter) {
-        return DeadLetterRows.list(this, filter);
-    }
-
-    @Override
-    public int releaseDeadLetters(DeadLetterFilter filter) {
-        return DeadLetterRows.release(this, filter);
     }
 
     @Override

@@ -11,9 +11,6 @@ import java.util.Optional;
 import java.util.function.Function;
 
 import io.quarkiverse.idempotency.Claim;
-import io.quarkiverse.idempotency.DeadLetter;
-import io.quarkiverse.idempotency.DeadLetterFilter;
-import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.StoreMisconfiguredException;
@@ -29,7 +26,7 @@ import io.vertx.mutiny.sqlclient.Pool;
  * lease renewal), wait for the pool's answer. Keys are written in {@code @WithTransaction} handlers' transactions
  * through their sessions ({@link SessionKeys}). A table partitioned by time is not supported (startup says so).
  */
-public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
+public class PoolIdempotencyStore implements SqlKeyStore {
 
     /** How long a blocking caller waits for the pool's answer before the call fails as a store failure. */
     private static final Duration ANSWER_WITHIN = Duration.ofSeconds(60);
@@ -150,16 +147,6 @@ public class PoolIdempotencyStore implements IdempotencyStore, SqlKeyStore {
     public int endLeasesOfEarlierStarts(String instance, String current) {
         return await(calls.update(sql.endLeasesOfEarlierStarts, instance, current),
                 "end the leases of the claims of earlier starts of '" + instance + "'");
-    }
-
-    @Override
-    public List<DeadLetter> deadLetters(DeadLetterFilter filter) {
-        return DeadLetterRows.list(this, filter);
-    }
-
-    @Override
-    public int releaseDeadLetters(DeadLetterFilter filter) {
-        return DeadLetterRows.release(this, filter);
     }
 
     @Override

@@ -1,7 +1,11 @@
 package io.quarkiverse.idempotency.runtime.database;
 
+import java.util.List;
 import java.util.function.Function;
 
+import io.quarkiverse.idempotency.DeadLetter;
+import io.quarkiverse.idempotency.DeadLetterFilter;
+import io.quarkiverse.idempotency.IdempotencyStore;
 import io.smallrye.mutiny.Uni;
 
 /**
@@ -10,7 +14,7 @@ import io.smallrye.mutiny.Uni;
  * ({@link PoolKeys}), whether the store itself talks JDBC ({@link DatabaseIdempotencyStore}) or the reactive client
  * ({@link PoolIdempotencyStore}).
  */
-public interface SqlKeyStore {
+public interface SqlKeyStore extends IdempotencyStore {
 
     /** @return the key table's name, schema-qualified when configured so */
     String tableName();
@@ -29,4 +33,16 @@ public interface SqlKeyStore {
 
     /** @return the most lease-mode claims (and, apart, confirms) that share one statement; 1: each on its own */
     int leaseBatchSize();
+
+    /** The dead-lettered rows, listed the same way whichever way the store reaches its table ({@link DeadLetterRows}). */
+    @Override
+    default List<DeadLetter> deadLetters(DeadLetterFilter filter) {
+        return DeadLetterRows.list(this, filter);
+    }
+
+    /** The dead-lettered rows, released the same way whichever way the store reaches its table ({@link DeadLetterRows}). */
+    @Override
+    default int releaseDeadLetters(DeadLetterFilter filter) {
+        return DeadLetterRows.release(this, filter);
+    }
 }

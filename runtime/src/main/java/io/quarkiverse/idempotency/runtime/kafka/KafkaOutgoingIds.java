@@ -2,22 +2,35 @@ package io.quarkiverse.idempotency.runtime.kafka;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.inject.Singleton;
 
 import org.apache.kafka.common.header.internals.RecordHeader;
+import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
 import io.quarkiverse.idempotency.runtime.outbox.OutgoingIds;
+import io.smallrye.reactive.messaging.ce.OutgoingCloudEventMetadata;
 import io.smallrye.reactive.messaging.kafka.api.OutgoingKafkaRecordMetadata;
 
-/** An outbox record to Kafka carries its id as the CloudEvents id header, {@code ce_id}. */
+/**
+ * An outbox record to Kafka carries its id as the CloudEvents id header, {@code ce_id}. On a channel that writes its
+ * records as CloudEvents (its {@code cloud-events-type} and {@code cloud-events-source} set, {@code cloud-events} not
+ * off), the connector writes the CloudEvent's id itself, a new random one for each record unless the message's
+ * CloudEvent metadata names it: the id then goes there, so that every copy of a row carries the row's id (in a header
+ * in binary mode, in the event's JSON in structured mode).
+ */
 @Singleton
 public class KafkaOutgoingIds implements OutgoingIds {
 
     private static final Set<String> ALL = Set.of("all", "-1");
+
+    /** Per channel: whether the connector writes its records as CloudEvents. */
+    private final Map<String, Boolean> cloudEvents = new ConcurrentHashMap<>();
 
     @Override
     public String connector() {
@@ -25,14 +38,26 @@ public class KafkaOutgoingIds implements OutgoingIds {
     }
 
     @Override
-    public Metadata with(Metadata metadata, String messageId, String key) {
+    public Metadata with(String channel, Metadata metadata, String messageId, String key) {
         OutgoingKafkaRecordMetadata.OutgoingKafkaRecordMetadataBuilder<Object> record = OutgoingKafkaRecordMetadata
-                .builder()
-                .addHeaders(new RecordHeader(KafkaMessageIdReader.CE_ID, messageId.getBytes(StandardCharsets.UTF_8)));
+                .builder();
         if (key != null) {
             record.withKey(key);
         }
+        if (cloudEvents.computeIfAbsent(channel, KafkaOutgoingIds::writesCloudEvents)) {
+            return metadata.with(record.build()).with(OutgoingCloudEventMetadata.builder().withId(messageId).build());
+        }
+        record.addHeaders(new RecordHeader(KafkaMessageIdReader.CE_ID, messageId.getBytes(StandardCharsets.UTF_8)));
         return metadata.with(record.build());
+    }
+
+    // The connector's own rule: CloudEvents on (the default), and the two attributes it cannot make up configured.
+    private static boolean writesCloudEvents(String channel) {
+        Config config = ConfigProvider.getConfig();
+        String prefix = "mp.messaging.outgoing." + channel + ".";
+        return config.getOptionalValue(prefix + "cloud-events", Boolean.class).orElse(true)
+                && config.getOptionalValue(prefix + "cloud-events-type", String.class).isPresent()
+                && config.getOptionalValue(prefix + "cloud-events-source", String.class).isPresent();
     }
 
     @Override

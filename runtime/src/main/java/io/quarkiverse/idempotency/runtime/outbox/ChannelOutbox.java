@@ -72,7 +72,7 @@ final class ChannelOutbox<T> extends AbstractEmitter<T> implements OutboxEmitter
         Metadata metadata = Metadata.of(new MessageIdMetadata(row.messageId()));
         OutgoingIds connectorIds = ids;
         if (connectorIds != null) {
-            metadata = connectorIds.with(metadata, row.messageId(), row.key());
+            metadata = connectorIds.with(name, metadata, row.messageId(), row.key());
         }
         Message<T> message = Message.of((T) payload, metadata, () -> {
             sent.complete(null);

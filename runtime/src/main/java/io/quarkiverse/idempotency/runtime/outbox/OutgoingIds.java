@@ -12,10 +12,11 @@ public interface OutgoingIds {
     String connector();
 
     /**
+     * @param channel the outgoing channel the message is sent to
      * @param key the key that routes the message (Kafka's record key, RabbitMQ's routing key), {@code null} for none
      * @return the metadata with the id and the key added
      */
-    Metadata with(Metadata metadata, String messageId, String key);
+    Metadata with(String channel, Metadata metadata, String messageId, String key);
 
     /**
      * @param channel an outgoing channel of this connector that an outbox sends to

@@ -18,7 +18,7 @@ public class RabbitMQOutgoingIds implements OutgoingIds {
     }
 
     @Override
-    public Metadata with(Metadata metadata, String messageId, String key) {
+    public Metadata with(String channel, Metadata metadata, String messageId, String key) {
         OutgoingRabbitMQMetadata.Builder message = OutgoingRabbitMQMetadata.builder().withMessageId(messageId);
         if (key != null) {
             message.withRoutingKey(key);
