@@ -31,13 +31,13 @@ public class HandWritten {
     private static final String CONFIRM = RecordStatements.confirm(TABLE);
     private static final String CLAIM_IN_TRANSACTION = RecordStatements.claimInTransaction(TABLE);
     private static final String CLAIM_IN_TRANSACTION_ASYNCHRONOUSLY = RecordStatements.claimInTransaction(TABLE, true);
+    private static final String FLUSH_CONFIRMING = RecordStatements.flushConfirming(TABLE);
     private static final String TOKEN = "hand-written#1";
     private static final long RETENTION = Duration.ofHours(24).toMillis();
     private static final long LEASE = Duration.ofSeconds(30).toMillis();
 
     private final AgroalDataSource dataSource;
     private final String claimSql;
-    private static final String FLUSH_CONFIRMING = RecordStatements.flushConfirming(TABLE);
     /** The WAL flushes of the deliveries waiting at once, shared: one transaction for all of them. */
     private final GroupCommit<String, Boolean> flushes = new GroupCommit<>(this::flush, 4096);
 

@@ -2,9 +2,7 @@ package io.quarkiverse.idempotency.runtime.kafka;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.inject.Singleton;
 
@@ -29,26 +27,26 @@ public class KafkaOutgoingIds implements OutgoingIds {
 
     private static final Set<String> ALL = Set.of("all", "-1");
 
-    /** Per channel: whether the connector writes its records as CloudEvents. */
-    private final Map<String, Boolean> cloudEvents = new ConcurrentHashMap<>();
-
     @Override
     public String connector() {
         return KafkaChannelCheck.CONNECTOR;
     }
 
     @Override
-    public Metadata with(String channel, Metadata metadata, String messageId, String key) {
+    public Stamp stamp(String channel) {
+        return writesCloudEvents(channel) ? KafkaOutgoingIds::asCloudEvent : KafkaOutgoingIds::withHeader;
+    }
+
+    private static Metadata withHeader(Metadata metadata, String messageId, String key) {
         OutgoingKafkaRecordMetadata.OutgoingKafkaRecordMetadataBuilder<Object> record = OutgoingKafkaRecordMetadata
-                .builder();
-        if (key != null) {
-            record.withKey(key);
-        }
-        if (cloudEvents.computeIfAbsent(channel, KafkaOutgoingIds::writesCloudEvents)) {
-            return metadata.with(record.build()).with(OutgoingCloudEventMetadata.builder().withId(messageId).build());
-        }
-        record.addHeaders(new RecordHeader(KafkaMessageIdReader.CE_ID, messageId.getBytes(StandardCharsets.UTF_8)));
-        return metadata.with(record.build());
+                .builder()
+                .addHeaders(new RecordHeader(KafkaMessageIdReader.CE_ID, messageId.getBytes(StandardCharsets.UTF_8)));
+        return metadata.with((key == null ? record : record.withKey(key)).build());
+    }
+
+    private static Metadata asCloudEvent(Metadata metadata, String messageId, String key) {
+        Metadata event = metadata.with(OutgoingCloudEventMetadata.builder().withId(messageId).build());
+        return key == null ? event : event.with(OutgoingKafkaRecordMetadata.builder().withKey(key).build());
     }
 
     // The connector's own rule: CloudEvents on (the default), and the two attributes it cannot make up configured.

@@ -19,7 +19,7 @@ import io.smallrye.reactive.messaging.providers.extension.AbstractEmitter;
 final class ChannelOutbox<T> extends AbstractEmitter<T> implements OutboxEmitter<T> {
 
     private final Outbox outbox;
-    private volatile OutgoingIds ids;
+    private volatile OutgoingIds.Stamp ids;
 
     ChannelOutbox(EmitterConfiguration configuration, long defaultBufferSize, Outbox outbox) {
         super(configuration, defaultBufferSize);
@@ -30,7 +30,7 @@ final class ChannelOutbox<T> extends AbstractEmitter<T> implements OutboxEmitter
         return name;
     }
 
-    void idsBy(OutgoingIds ids) {
+    void idsBy(OutgoingIds.Stamp ids) {
         this.ids = ids;
     }
 
@@ -70,9 +70,9 @@ final class ChannelOutbox<T> extends AbstractEmitter<T> implements OutboxEmitter
     CompletionStage<Void> relay(OutboxRow row, Object payload) {
         CompletableFuture<Void> sent = new CompletableFuture<>();
         Metadata metadata = Metadata.of(new MessageIdMetadata(row.messageId()));
-        OutgoingIds connectorIds = ids;
+        OutgoingIds.Stamp connectorIds = ids;
         if (connectorIds != null) {
-            metadata = connectorIds.with(name, metadata, row.messageId(), row.key());
+            metadata = connectorIds.with(metadata, row.messageId(), row.key());
         }
         Message<T> message = Message.of((T) payload, metadata, () -> {
             sent.complete(null);

@@ -110,7 +110,7 @@ public class Outbox {
                 throw new StoreMisconfiguredException("Outbox channel '" + channel.channel()
                         + "' would lose messages: " + unsafe, null);
             }
-            channel.idsBy(known);
+            channel.idsBy(known.stamp(channel.channel()));
         }
         channels.put(channel.channel(), channel);
     }

@@ -12,11 +12,22 @@ public interface OutgoingIds {
     String connector();
 
     /**
-     * @param channel the outgoing channel the message is sent to
-     * @param key the key that routes the message (Kafka's record key, RabbitMQ's routing key), {@code null} for none
-     * @return the metadata with the id and the key added
+     * @param channel an outgoing channel of this connector that an outbox sends to
+     * @return how the channel's messages carry their ids, decided once, when the channel's outbox starts
      */
-    Metadata with(String channel, Metadata metadata, String messageId, String key);
+    Stamp stamp(String channel);
+
+    /** Puts a message's id (and key) where one channel's connector carries it. */
+    @FunctionalInterface
+    interface Stamp {
+
+        /**
+         * @param key the key that routes the message (Kafka's record key, RabbitMQ's routing key), {@code null} for
+         *        none
+         * @return the metadata with the id and the key added
+         */
+        Metadata with(Metadata metadata, String messageId, String key);
+    }
 
     /**
      * @param channel an outgoing channel of this connector that an outbox sends to

@@ -18,7 +18,11 @@ public class RabbitMQOutgoingIds implements OutgoingIds {
     }
 
     @Override
-    public Metadata with(String channel, Metadata metadata, String messageId, String key) {
+    public Stamp stamp(String channel) {
+        return RabbitMQOutgoingIds::with;
+    }
+
+    private static Metadata with(Metadata metadata, String messageId, String key) {
         OutgoingRabbitMQMetadata.Builder message = OutgoingRabbitMQMetadata.builder().withMessageId(messageId);
         if (key != null) {
             message.withRoutingKey(key);
