@@ -40,8 +40,13 @@ class CrashIT {
      * timeout (five minutes before leases).
      */
     static final Duration RECOVERY = Duration.ofSeconds(30);
-    // No extension setting: the defaults. The payment provider takes a while, so that kills land mid-charge.
-    static final Map<String, String> ENV = Map.of("DEMO_GATEWAY_LATENCY", "150ms");
+    /**
+     * No extension setting: the defaults. The payment provider takes a while, so that kills land mid-charge: 32
+     * payments at once (the channel's max-outstanding-messages) at 300 ms each is about 100 orders a second, so that a
+     * quarter of the orders takes the native executable more than a second, and the test sees the moment to kill
+     * (150 ms let it charge all 600 in three seconds: a CI run saw the last quarter go by between two looks).
+     */
+    static final Map<String, String> ENV = Map.of("DEMO_GATEWAY_LATENCY", "300ms");
 
     @Test
     void killedThreeTimesWhileChargingEveryPaymentIsChargedExactlyOnce() throws Exception {
@@ -64,8 +69,8 @@ class CrashIT {
                     // and once the messages redelivered after the previous kill are handled: a message the broker
                     // says it delivered before is claimed on a lease (its attempt may have killed a process), so a
                     // kill while it runs leaves that claim, by design; first deliveries leave none
-                    await().atMost(Duration.ofSeconds(120)).until(() -> Ledger.distinctChargedOrders() >= target
-                            && Ledger.claims() == 0);
+                    await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(10))
+                            .until(() -> Ledger.distinctChargedOrders() >= target && Ledger.claims() == 0);
                     assertEquals(1, broker.consumers(Broker.QUEUE), "this process is the only consumer");
                     running.kill();
                     long chargedAtKill = Ledger.distinctChargedOrders();
