@@ -55,8 +55,13 @@ public final class Ledger {
 
     /** @return the orders with a charge and no receipt, or more than one */
     public static long chargesWithoutOneReceipt() {
-        return count("SELECT count(*) FROM (SELECT DISTINCT order_id FROM charge) c WHERE (SELECT count(*) FROM receipt r"
-                + " WHERE r.order_id = c.order_id) <> 1");
+        return chargesWithoutOneReceipt("");
+    }
+
+    /** @return the charged orders of one run without exactly one receipt */
+    public static long chargesWithoutOneReceipt(String prefix) {
+        return count("SELECT count(*) FROM (SELECT DISTINCT order_id FROM charge WHERE starts_with(order_id, '" + prefix
+                + "')) c WHERE (SELECT count(*) FROM receipt r WHERE r.order_id = c.order_id) <> 1");
     }
 
     /** @return the messages waiting in the outbox */

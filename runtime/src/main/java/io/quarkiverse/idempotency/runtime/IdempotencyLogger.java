@@ -273,4 +273,9 @@ public interface IdempotencyLogger extends BasicLogger {
     @Message(id = 6006, value = "Outbox: could not learn whether an asynchronously committed transaction is durable (%s);"
             + " its %d messages are sent by the relay, if the commit survived, when their lease runs out")
     void outboxNotDurableAt(String failure, int count);
+
+    @LogMessage(level = WARN)
+    @Message(id = 6007, value = "Outbox: the sending of row %d has waited %d s for the broker's confirm; its lease is no"
+            + " longer renewed, and the relay sends it again once it runs out")
+    void outboxUnconfirmed(long id, long seconds);
 }

@@ -33,6 +33,8 @@ import io.quarkiverse.idempotency.testing.AppProcess;
 class CrashIT {
 
     static final int ORDERS = 600;
+    /** The prefix of this test's orders: only they are counted, whatever a test before left to charge. */
+    static final String RUN = "C-";
     static final int KEYLESS = 5;
     /**
      * The bound on recovery, from a restarted process ready until it charged the next 40 payments (those in flight at
@@ -70,10 +72,10 @@ class CrashIT {
                     // says it delivered before is claimed on a lease (its attempt may have killed a process), so a
                     // kill while it runs leaves that claim, by design; first deliveries leave none
                     await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(10))
-                            .until(() -> Ledger.distinctChargedOrders() >= target && Ledger.claims() == 0);
+                            .until(() -> Ledger.distinctChargedOrders(RUN) >= target && Ledger.claims() == 0);
                     assertEquals(1, broker.consumers(Broker.QUEUE), "this process is the only consumer");
                     running.kill();
-                    long chargedAtKill = Ledger.distinctChargedOrders();
+                    long chargedAtKill = Ledger.distinctChargedOrders(RUN);
                     assertTrue(chargedAtKill < ORDERS, "killed mid-stream, not after the last payment");
                     assertEquals(0, Ledger.claims(), "a kill leaves no claim behind");
                     running = AppProcess.start("crash-" + (i + 1), Services.with(ENV));
@@ -81,7 +83,7 @@ class CrashIT {
                     // charges them, and more, at once.
                     long ready = System.nanoTime();
                     long next = Math.min(ORDERS, chargedAtKill + 40);
-                    await().atMost(RECOVERY).until(() -> Ledger.distinctChargedOrders() >= next);
+                    await().atMost(RECOVERY).until(() -> Ledger.distinctChargedOrders(RUN) >= next);
                     long recoveryMillis = (System.nanoTime() - ready) / 1_000_000;
                     report.add("kill " + (i + 1) + " at " + chargedAtKill + " orders charged; the restarted process charged"
                             + " the next 40 (those in flight at the kill among them) in " + recoveryMillis + " ms");
@@ -92,11 +94,11 @@ class CrashIT {
             }
             try (AppProcess last = running) {
                 try {
-                    await().atMost(RECOVERY).until(() -> Ledger.distinctChargedOrders() == ORDERS
+                    await().atMost(RECOVERY).until(() -> Ledger.distinctChargedOrders(RUN) == ORDERS
                             && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0
                             && broker.ready(Broker.DLQ) >= KEYLESS);
                 } catch (org.awaitility.core.ConditionTimeoutException e) {
-                    throw new AssertionError("not all handled within " + RECOVERY + ": " + Ledger.distinctChargedOrders()
+                    throw new AssertionError("not all handled within " + RECOVERY + ": " + Ledger.distinctChargedOrders(RUN)
                             + " of " + ORDERS + " orders charged, " + broker.ready(Broker.QUEUE) + " ready in the queue, "
                             + Ledger.claims() + " claims, " + broker.ready(Broker.DLQ) + " dead-lettered (" + KEYLESS
                             + " expected); " + String.join("; ", report), e);
@@ -104,17 +106,17 @@ class CrashIT {
                 // Each charge's receipt went through the outbox in the charge's transaction: a kill between a commit and
                 // the broker's confirm left its row, which the relay sends once its lease ran out, under its id.
                 await().atMost(Duration.ofSeconds(90)).until(() -> Ledger.outboxRows() == 0
-                        && Ledger.chargesWithoutOneReceipt() == 0);
-                report.add("receipts recorded downstream " + Ledger.receipts("C-") + " (one per order); relayed by the"
+                        && Ledger.chargesWithoutOneReceipt(RUN) == 0);
+                report.add("receipts recorded downstream " + Ledger.receipts(RUN) + " (one per order); relayed by the"
                         + " last process " + last.metric("idempotency_outbox_sent_total", "path=\"relay\""));
                 double takeovers = last.metric("idempotency_takeovers_total", "channel=\"payments\"");
                 report.add("published " + messages.size() + " messages for " + ORDERS + " orders; charges "
-                        + Ledger.charges() + "; dead-lettered " + broker.ready(Broker.DLQ)
+                        + Ledger.chargesOfRun(RUN) + "; dead-lettered " + broker.ready(Broker.DLQ)
                         + "; takeovers by the last process " + takeovers);
                 System.out.println("CRASH TEST: " + String.join("; ", report));
                 assertEquals(0, takeovers, "nothing to take over: the killed processes left no claims");
             }
-            assertEquals(ORDERS, Ledger.charges(), "every payment charged exactly once");
+            assertEquals(ORDERS, Ledger.chargesOfRun(RUN), "every payment charged exactly once");
             // A process killed between publishing a dead letter and acknowledging its message dead-letters that message
             // again after the restart (dead-lettering is at least once, like every delivery): the same message id.
             List<String> deadLettered = new ArrayList<>();
@@ -137,7 +139,7 @@ class CrashIT {
         List<String[]> mix = new ArrayList<>();
         for (int i = 0; i < ORDERS; i++) {
             String id = UUID.randomUUID().toString();
-            String body = Broker.payment("C-" + i, 100 + i);
+            String body = Broker.payment(RUN + i, 100 + i);
             mix.add(new String[] { id, body });
             if (random.nextInt(100) < 20) {
                 mix.add(new String[] { id, body });

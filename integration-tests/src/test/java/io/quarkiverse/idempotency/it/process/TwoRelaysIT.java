@@ -2,7 +2,6 @@ package io.quarkiverse.idempotency.it.process;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.Map;
@@ -17,7 +16,9 @@ import io.quarkiverse.idempotency.testing.AppProcess;
 
 /**
  * Two application processes relay one outbox table that a dead instance left full: between them they send each row
- * exactly once (a row sent by both would count twice in their sent counters, and show downstream as a duplicate).
+ * exactly once (a row sent by both would count twice in their sent counters, and show downstream as a duplicate). One
+ * relay claims at a time, and none claims past a row another is still sending, so that a transaction's messages leave in
+ * order: which of the two sends which batches is theirs to settle (often one sends them all).
  */
 class TwoRelaysIT {
 
@@ -51,7 +52,6 @@ class TwoRelaysIT {
             double duplicates = duplicates(a) + duplicates(b) - duplicatesBefore;
             System.out.println("TWO RELAYS: " + ROWS + " rows; relayed A=" + sentA + " B=" + sentB
                     + "; duplicates dropped downstream " + duplicates + "; receipts " + Ledger.receipts(run));
-            assertTrue(sentA > 0 && sentB > 0, "both relays took part: A=" + sentA + " B=" + sentB);
             assertEquals(ROWS, (long) (sentA + sentB), "each row sent once between the two relays");
             assertEquals(0, duplicates, "no copy reached the receipts consumer");
             assertEquals(ROWS, Ledger.receipts(run), "one receipt per row");

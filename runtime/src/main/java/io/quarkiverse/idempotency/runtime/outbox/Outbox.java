@@ -45,6 +45,11 @@ public class Outbox {
      * lease, and a stop in between leaves it to be sent again, under its id.
      */
     private static final long DELETE_WAIT_MILLIS = 20;
+    /**
+     * How many leases long a sending may wait for its confirm while its lease is renewed: a connector that never
+     * answers must not hold its row, and the rows after it, for ever. Past this, the row is sent again after its lease.
+     */
+    private static final int LONGEST_WAIT_IN_LEASES = 10;
 
     private final OutboxTable table;
     private final TransactionSynchronizationRegistry transactions;
@@ -55,7 +60,10 @@ public class Outbox {
     private final Executor deleter;
     private final Iterable<OutgoingIds> connectors;
     private final Map<String, ChannelOutbox<?>> channels = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedQueue<Long> sent = new ConcurrentLinkedQueue<>();
+    /** Rows confirmed and not deleted yet, each with its lease's end as this instance knows it. */
+    private final ConcurrentLinkedQueue<Map.Entry<Long, Long>> sent = new ConcurrentLinkedQueue<>();
+    /** Rows handed to their channel and not confirmed or refused yet, by id: their leases are renewed meanwhile. */
+    private final Map<Long, InFlight> inFlight = new ConcurrentHashMap<>();
     private final AtomicBoolean deleting = new AtomicBoolean();
     private final OutboxCounts counts = new OutboxCounts();
     /**
@@ -224,38 +232,92 @@ public class Outbox {
                 giveUp();
                 return;
             }
-            for (OutboxRow row : rows) {
-                send(row, row.payload(), false);
-            }
+            sendInOrder(rows, firstWritten);
         }
     }
 
-    private CompletableFuture<Boolean> send(OutboxRow row, Object payload, boolean relay) {
+    /**
+     * Hands rows to their channels in the order they were written. At the first the channel does not take (its buffer
+     * full, no subscriber yet), that row and those after it are left to the relay, due together after a retry delay:
+     * none is sent before the ones written before it.
+     *
+     * @param leaseSet when the rows' leases were set ({@link System#nanoTime()}, at the latest): renewed from then on
+     * @return for each row handed to its channel, completed with whether the broker confirmed it
+     */
+    private List<CompletableFuture<Boolean>> sendInOrder(List<OutboxRow> rows, long leaseSet) {
+        List<CompletableFuture<Boolean>> sending = new ArrayList<>(rows.size());
+        for (int i = 0; i < rows.size(); i++) {
+            OutboxRow row = rows.get(i);
+            long started = System.nanoTime();
+            CompletableFuture<Void> handed = hand(row, leaseSet);
+            Throwable notTaken = notTaken(handed);
+            if (notTaken != null) {
+                List<Map.Entry<Long, Long>> leases = new ArrayList<>(rows.size() - i);
+                leases.add(Map.entry(row.id(), settle(row)));
+                rows.subList(i + 1, rows.size()).forEach(next -> leases.add(Map.entry(next.id(), next.leasedUntil())));
+                counts.failures.increment();
+                // the channel busy is no refusal by the broker: not logged, retried all the same
+                worker.execute(() -> recordFailure(row, leases, notTaken, false));
+                break;
+            }
+            sending.add(whenSent(row, handed, started));
+        }
+        return sending;
+    }
+
+    /** @return the sending of a row's message, begun, or failed when its channel or its payload is missing */
+    private CompletableFuture<Void> hand(OutboxRow row, long leaseSet) {
         ChannelOutbox<?> channel = channels.get(row.channel());
         if (channel == null) {
-            CompletableFuture<Void> failed = new CompletableFuture<>();
-            failed.completeExceptionally(new IllegalStateException("No outbox channel '" + row.channel()
+            return CompletableFuture.failedFuture(new IllegalStateException("No outbox channel '" + row.channel()
                     + "' in this application"));
-            return whenSent(row, failed, relay);
         }
-        return whenSent(row, channel.relay(row, payload).toCompletableFuture(), relay);
+        Object payload = row.payload();
+        if (payload instanceof OutboxTable.StoredPayload stored) {
+            try {
+                payload = OutboxPayloads.decode(stored.kind(), stored.bytes());
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+        inFlight.put(row.id(), new InFlight(row.leasedUntil(), leaseSet));
+        return channel.relay(row, payload).toCompletableFuture();
+    }
+
+    /** @return why the channel did not take a message, or {@code null} when it did (or the broker answered) */
+    private static Throwable notTaken(CompletableFuture<Void> handed) {
+        if (!handed.isCompletedExceptionally()) {
+            return null;
+        }
+        try {
+            handed.join();
+            return null;
+        } catch (RuntimeException e) {
+            Throwable cause = unwrap(e);
+            return cause instanceof ChannelOutbox.NotSent ? cause : null;
+        }
+    }
+
+    /** @return the row's lease's end as this instance knows it, renewed or not; it is no longer in flight */
+    private long settle(OutboxRow row) {
+        InFlight flight = inFlight.remove(row.id());
+        return flight != null ? flight.leasedUntil : row.leasedUntil();
     }
 
     /** @return completed with whether the message was confirmed (a failure is recorded on its row, and counted) */
-    private CompletableFuture<Boolean> whenSent(OutboxRow row, CompletableFuture<Void> sending, boolean relay) {
-        long started = System.nanoTime();
+    private CompletableFuture<Boolean> whenSent(OutboxRow row, CompletableFuture<Void> sending, long started) {
+        boolean relay = row.payload() instanceof OutboxTable.StoredPayload;
         return sending.handle((ok, failure) -> {
+            long lease = settle(row);
             if (failure == null) {
                 confirmed.accept(System.nanoTime() - started);
                 (relay ? counts.relayed : counts.sentAtOnce).increment();
-                sent.add(row.id());
+                sent.add(Map.entry(row.id(), lease));
                 deleteSent();
                 return true;
             }
             counts.failures.increment();
-            // the channel busy (its buffer full) is no refusal by the broker: not logged, retried all the same
-            boolean refused = !(unwrap(failure) instanceof ChannelOutbox.NotSent);
-            worker.execute(() -> recordFailure(row, failure, refused));
+            worker.execute(() -> recordFailure(row, List.of(Map.entry(row.id(), lease)), failure, true));
             return false;
         });
     }
@@ -266,16 +328,17 @@ public class Outbox {
                 : failure;
     }
 
-    private void recordFailure(OutboxRow row, Throwable failure, boolean log) {
+    // the row failed, and the rows after it that follow it (their leases first)
+    private void recordFailure(OutboxRow row, List<Map.Entry<Long, Long>> leases, Throwable failure, boolean log) {
         Duration retryIn = settings.retryDelay(row.attempts(), ThreadLocalRandom.current().nextDouble());
         String error = String.valueOf(unwrap(failure));
         if (log) {
             LOG.outboxSendFailedAt(row.channel(), row.messageId(), row.attempts() + 1, error, retryIn.toMillis());
         }
         try {
-            table.failed(row.id(), owner, error.length() > 2000 ? error.substring(0, 2000) : error, retryIn);
+            table.failed(leases, error.length() > 2000 ? error.substring(0, 2000) : error, retryIn);
         } catch (RuntimeException e) {
-            // the row keeps its lease, and is sent again when it runs out
+            // the rows keep their lease, and are sent again when it runs out
             LOG.outboxNotRecorded(row.messageId(), e.getMessage());
         }
     }
@@ -283,30 +346,98 @@ public class Outbox {
     /** Deletes the sent rows on a worker thread, one statement for all those confirmed meanwhile. */
     private void deleteSent() {
         if (deleting.compareAndSet(false, true)) {
-            deleter.execute(this::drainSent);
+            deleter.execute(() -> {
+                try {
+                    drainSent();
+                } finally {
+                    deleting.set(false);
+                }
+                if (!sent.isEmpty()) {
+                    deleteSent();
+                }
+            });
         }
     }
 
-    private void drainSent() {
-        try {
-            List<Long> ids = new ArrayList<>();
-            for (Long id; ids.size() < settings.batchSize() && (id = sent.poll()) != null;) {
-                ids.add(id);
+    // Deletes every row confirmed so far, a batch a statement.
+    private synchronized void drainSent() {
+        while (true) {
+            Map<Long, Long> leases = new HashMap<>();
+            for (Map.Entry<Long, Long> row; leases.size() < settings.batchSize() && (row = sent.poll()) != null;) {
+                leases.put(row.getKey(), row.getValue());
             }
-            if (!ids.isEmpty()) {
-                try {
-                    table.deleteSent(ids, owner);
-                } catch (RuntimeException e) {
-                    // sent again after their lease, with the same ids: downstream consumers drop the copies
-                    LOG.outboxNotDeleted(ids.size(), e.getMessage());
+            if (leases.isEmpty()) {
+                return;
+            }
+            try {
+                table.deleteSent(leases);
+            } catch (RuntimeException e) {
+                // sent again after their lease, with the same ids: downstream consumers drop the copies
+                LOG.outboxNotDeleted(leases.size(), e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * A row whose sending waits for its confirm: its lease's end as last set (microseconds since the epoch, as the
+     * table holds it), when that lease was set at the latest, and when it was handed to its channel ({@link
+     * System#nanoTime()}).
+     */
+    private static final class InFlight {
+        volatile long leasedUntil;
+        volatile long leaseSet;
+        final long handed = System.nanoTime();
+
+        InFlight(long leasedUntil, long leaseSet) {
+            this.leasedUntil = leasedUntil;
+            this.leaseSet = leaseSet;
+        }
+    }
+
+    /**
+     * Renews the leases of rows waiting for their confirm for more than a quarter of their lease, so that no relay
+     * claims them meanwhile; each relay run does it. A row whose lease another sender holds now, or that waited longer
+     * than {@value #LONGEST_WAIT_IN_LEASES} leases, is no longer renewed.
+     */
+    void renewInFlight() {
+        if (inFlight.isEmpty()) {
+            return;
+        }
+        long now = System.nanoTime();
+        long lease = settings.lease().toNanos();
+        Map<Long, Long> due = new HashMap<>();
+        inFlight.forEach((id, flight) -> {
+            if (now - flight.handed > LONGEST_WAIT_IN_LEASES * lease) {
+                if (inFlight.remove(id, flight)) {
+                    LOG.outboxUnconfirmed(id, (now - flight.handed) / 1_000_000_000);
                 }
+            } else if (now - flight.leaseSet > lease / 4) {
+                due.put(id, flight.leasedUntil);
             }
-        } finally {
-            deleting.set(false);
+        });
+        if (due.isEmpty()) {
+            return;
         }
-        if (!sent.isEmpty()) {
-            deleteSent();
+        Map<Long, Long> renewed;
+        try {
+            renewed = table.renew(due, settings.lease());
+        } catch (RuntimeException e) {
+            LOG.outboxRelayFailed(e.getMessage()); // tried again at the next run, well within the lease
+            return;
         }
+        due.forEach((id, old) -> {
+            InFlight flight = inFlight.get(id);
+            Long until = renewed.get(id);
+            if (flight == null) {
+                return;
+            }
+            if (until != null) {
+                flight.leasedUntil = until;
+                flight.leaseSet = now;
+            } else {
+                inFlight.remove(id, flight); // confirmed and deleted meanwhile, or claimed by another sender
+            }
+        });
     }
 
     /**
@@ -328,39 +459,33 @@ public class Outbox {
         if (channels.isEmpty()) {
             return 0;
         }
+        renewInFlight();
         int claimed = 0;
         Map<Long, Long> ours = givenUpStillLeased();
         while (true) {
+            long leaseSet = System.nanoTime();
             List<OutboxRow> rows = table.claimDue(owner, settings.lease(), settings.batchSize(), channels.keySet(),
                     ours);
             forgetGivenUp(ours, rows);
             ours = Map.of();
             claimed += rows.size();
-            List<CompletableFuture<Boolean>> sending = new ArrayList<>(rows.size());
-            for (OutboxRow row : rows) {
-                Object payload;
-                try {
-                    OutboxTable.StoredPayload stored = (OutboxTable.StoredPayload) row.payload();
-                    payload = OutboxPayloads.decode(stored.kind(), stored.bytes());
-                } catch (RuntimeException e) {
-                    sending.add(whenSent(row, CompletableFuture.failedFuture(e), true));
-                    continue;
-                }
-                sending.add(send(row, payload, true));
-            }
+            List<CompletableFuture<Boolean>> sending = sendInOrder(rows, leaseSet);
             boolean allConfirmed;
             try {
-                // half the lease: its rows must not be claimed again while their sendings may still be confirmed
+                // a quarter of the lease: the rows still unconfirmed then stay leased to this instance, renewed by the
+                // next runs, and no relay claims a row after them meanwhile
                 CompletableFuture.allOf(sending.toArray(CompletableFuture[]::new))
-                        .get(settings.lease().toMillis() / 2, TimeUnit.MILLISECONDS);
-                allConfirmed = sending.stream().allMatch(CompletableFuture::join);
+                        .get(settings.lease().toMillis() / 4, TimeUnit.MILLISECONDS);
+                allConfirmed = sending.size() == rows.size() && sending.stream().allMatch(CompletableFuture::join);
             } catch (TimeoutException | java.util.concurrent.ExecutionException e) {
-                return claimed; // the broker is slow to confirm: the rows are sent again after their lease
+                return claimed;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return claimed;
             }
-            // another batch only while the broker takes every message: a refused one waits for its retry delay
+            // another batch only while the broker takes every message: a refused one waits for its retry delay; the
+            // confirmed ones deleted first, as they would hold the next claim back
+            drainSent();
             if (rows.size() < settings.batchSize() || !allConfirmed) {
                 return claimed;
             }

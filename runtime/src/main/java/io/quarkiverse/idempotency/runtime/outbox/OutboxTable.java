@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,8 +23,9 @@ import io.quarkiverse.idempotency.runtime.database.RecordStatements;
 /**
  * The outbox table and its statements. A row is written in the sender's transaction with a lease held by the
  * writing instance (its fast path sends it just after the commit); a row whose lease has run out is claimed by a relay
- * in one statement ({@code FOR UPDATE SKIP LOCKED}, a new lease), so that two instances never send it at once; a
- * row is deleted once the broker confirmed it, by the lease's holder only.
+ * in one statement, one relay at a time, on a new lease that its sender renews while the sending waits for its
+ * confirm, so that two instances never send it at once; a row is deleted once the broker confirmed it, by the lease's
+ * holder only (every change after the claim is fenced by the lease's end as its holder knows it).
  */
 final class OutboxTable {
 
@@ -139,41 +141,53 @@ final class OutboxTable {
     }
 
     /**
-     * Claims the oldest rows of these channels whose lease has run out, at most {@code limit}, on a new lease: one
-     * statement, committed on its own. Rows of other applications' channels sharing the table are theirs to send.
+     * Claims the oldest rows of these channels whose lease has run out, at most {@code limit}, on a new lease, and only
+     * those written before the first row still leased to a sender (this instance's or another's, on the fast path or in
+     * a relay's batch): the messages a transaction sends leave in the order it sent them, whichever instance sends them,
+     * however long a sending waits for its confirm. One relay claims at a time (a transaction-scoped advisory lock,
+     * taken before the claim's statement so that its snapshot sees the claim before it), committed on its own. Rows of
+     * other applications' channels sharing the table are theirs to send, and do not hold ours back.
      *
      * @param givenUp rows still leased to {@code owner} that it gave up sending itself (the durability of their commit
      *        could not be learnt, or they waited too long), by id, with their lease's end as written: claimed with the due
      *        ones, without waiting for their lease, if they still are as written
-     * @return the rows in the order they were written
+     * @return the rows in the order they were written, each with its lease's end as claimed
      */
     List<OutboxRow> claimDue(String owner, Duration lease, int limit, Collection<String> channels,
             Map<Long, Long> givenUp) {
-        List<OutboxRow> rows = table.onItsOwn(() -> table.connect(c -> {
-            try (PreparedStatement ps = c.prepareStatement("UPDATE " + name + " o SET lease_owner = ?, lease_until ="
-                    + " clock_timestamp() + ? * interval '1 millisecond' FROM (SELECT id FROM " + name
-                    + (givenUp.isEmpty() ? " WHERE lease_until < now()"
-                            : " WHERE (lease_until < now() OR (lease_owner = ? AND (id, " + leasedUntil("lease_until")
-                                    + ") IN (SELECT * FROM unnest(?::bigint[], ?::bigint[]))))")
-                    + " AND channel = ANY(?) ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) due"
-                    + " WHERE o.id = due.id RETURNING o.id, o.message_id, o.channel, o.message_key, o.payload_type,"
-                    + " o.payload, o.attempts")) {
+        List<Long> ids = new ArrayList<>(givenUp.keySet());
+        List<Long> leases = ids.stream().map(givenUp::get).toList();
+        String givenUpMatch = "EXISTS (SELECT 1 FROM given_up g WHERE g.id = o.id AND g.leased_until = "
+                + leasedUntil("o.lease_until") + ")";
+        List<OutboxRow> rows = table.transaction(c -> {
+            try (Statement s = c.createStatement()) {
+                s.execute("SELECT pg_advisory_xact_lock(hashtext('" + name + " relay'))");
+            }
+            try (PreparedStatement ps = c.prepareStatement("WITH given_up AS (SELECT * FROM unnest(?::bigint[],"
+                    + " ?::bigint[]) g(id, leased_until)), first_leased AS (SELECT coalesce(min(o.id),"
+                    + " 9223372036854775807) AS id FROM " + name + " o WHERE o.lease_owner IS NOT NULL AND"
+                    + " o.lease_until >= now() AND o.channel = ANY(?) AND NOT " + givenUpMatch + ")"
+                    + " UPDATE " + name + " r SET lease_owner = ?, lease_until = clock_timestamp() + ? * interval"
+                    + " '1 millisecond' FROM (SELECT o.id FROM " + name + " o WHERE (o.lease_until < now() OR"
+                    + " (o.lease_owner = ? AND " + givenUpMatch + ")) AND o.channel = ANY(?) AND o.id < (SELECT id"
+                    + " FROM first_leased) ORDER BY o.id LIMIT ? FOR UPDATE SKIP LOCKED) due WHERE r.id = due.id"
+                    + " RETURNING r.id, r.message_id, r.channel, r.message_key, r.payload_type, r.payload, r.attempts, "
+                    + leasedUntil("r.lease_until"))) {
+                Array names = c.createArrayOf("varchar", channels.toArray());
                 int p = 1;
+                ps.setArray(p++, longs(c, ids));
+                ps.setArray(p++, longs(c, leases));
+                ps.setArray(p++, names);
                 ps.setString(p++, owner);
                 ps.setLong(p++, lease.toMillis());
-                if (!givenUp.isEmpty()) {
-                    List<Long> ids = new ArrayList<>(givenUp.keySet());
-                    ps.setString(p++, owner);
-                    ps.setArray(p++, longs(c, ids));
-                    ps.setArray(p++, longs(c, ids.stream().map(givenUp::get).toList()));
-                }
-                ps.setArray(p++, c.createArrayOf("varchar", channels.toArray()));
+                ps.setString(p++, owner);
+                ps.setArray(p++, names);
                 ps.setInt(p, limit);
                 try (ResultSet rs = ps.executeQuery()) {
                     return rows(rs);
                 }
             }
-        }, "Could not claim messages of the outbox table '" + name + "'"));
+        }, "Could not claim messages of the outbox table '" + name + "'");
         rows.sort(Comparator.comparingLong(OutboxRow::id));
         return rows;
     }
@@ -182,7 +196,7 @@ final class OutboxTable {
         List<OutboxRow> rows = new ArrayList<>();
         while (rs.next()) {
             rows.add(new OutboxRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                    new StoredPayload(rs.getString(5), rs.getBytes(6)), rs.getInt(7)));
+                    new StoredPayload(rs.getString(5), rs.getBytes(6)), rs.getInt(7), rs.getLong(8)));
         }
         return rows;
     }
@@ -192,22 +206,55 @@ final class OutboxTable {
     }
 
     /**
-     * Deletes sent rows whose lease this owner still holds, in one statement committed on its own, asynchronously.
+     * Deletes sent rows whose lease is still as their sender knew it, in one statement committed on its own,
+     * asynchronously. A row claimed since by another sender is left to it; a row that took a sent row's id after a crash
+     * of the server has another lease, and is not deleted.
      *
+     * @param leases the rows, by id, with their lease's end as their sender knew it
      * @return how many were deleted
      */
-    int deleteSent(List<Long> ids, String owner) {
+    int deleteSent(Map<Long, Long> leases) {
+        List<Long> ids = new ArrayList<>(leases.keySet());
         return table.onItsOwn(() -> table.connect(c -> {
             // committed without waiting for its WAL flush: a delete a database crash undoes is a re-send of a
             // confirmed message, under its id, which downstream consumers drop
             try (PreparedStatement ps = c.prepareStatement("WITH commit_mode AS MATERIALIZED (SELECT"
-                    + " set_config('synchronous_commit', 'off', true)) DELETE FROM " + name
-                    + " WHERE id = ANY(?) AND lease_owner = ? AND EXISTS (SELECT 1 FROM commit_mode)")) {
+                    + " set_config('synchronous_commit', 'off', true)) DELETE FROM " + name + " o USING unnest("
+                    + "?::bigint[], ?::bigint[]) s(id, leased_until) WHERE o.id = s.id AND " + leasedUntil("o.lease_until")
+                    + " = s.leased_until AND EXISTS (SELECT 1 FROM commit_mode)")) {
                 ps.setArray(1, longs(c, ids));
-                ps.setString(2, owner);
+                ps.setArray(2, longs(c, ids.stream().map(leases::get).toList()));
                 return ps.executeUpdate();
             }
         }, "Could not delete sent messages from the outbox table '" + name + "'"));
+    }
+
+    /**
+     * Extends the leases of rows whose sending waits for its confirm, if they are still as their sender knew them.
+     *
+     * @param leases the rows, by id, with their lease's end as their sender knows it
+     * @return the rows renewed, by id, with their new lease's end; a row missing was claimed by another sender since,
+     *         or deleted
+     */
+    Map<Long, Long> renew(Map<Long, Long> leases, Duration lease) {
+        List<Long> ids = new ArrayList<>(leases.keySet());
+        return table.onItsOwn(() -> table.connect(c -> {
+            try (PreparedStatement ps = c.prepareStatement("UPDATE " + name + " o SET lease_until = clock_timestamp() +"
+                    + " ? * interval '1 millisecond' FROM unnest(?::bigint[], ?::bigint[]) s(id, leased_until) WHERE"
+                    + " o.id = s.id AND " + leasedUntil("o.lease_until") + " = s.leased_until RETURNING o.id, "
+                    + leasedUntil("o.lease_until"))) {
+                ps.setLong(1, lease.toMillis());
+                ps.setArray(2, longs(c, ids));
+                ps.setArray(3, longs(c, ids.stream().map(leases::get).toList()));
+                Map<Long, Long> renewed = new HashMap<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        renewed.put(rs.getLong(1), rs.getLong(2));
+                    }
+                }
+                return renewed;
+            }
+        }, "Could not renew the leases of messages in the outbox table '" + name + "'"));
     }
 
     /**
@@ -256,25 +303,32 @@ final class OutboxTable {
         return c.createArrayOf("bigint", ids.toArray());
     }
 
-    /** Counts a failed sending and leaves the row to the relay after the delay, whoever relays it then. */
-    void failed(long id, String owner, String error, Duration retryIn) {
-        table.onItsOwn(() -> table.update("UPDATE " + name + " SET attempts = attempts + 1, last_error = ?,"
-                + " lease_owner = NULL, lease_until = now() + ? * interval '1 millisecond'"
-                + " WHERE id = ? AND lease_owner = ?", ps -> {
-                    ps.setString(1, error);
-                    ps.setLong(2, retryIn.toMillis());
-                    ps.setLong(3, id);
-                    ps.setString(4, owner);
-                }, "Could not record a failed sending in the outbox table '" + name + "'"));
-    }
-
-    /** Lets the relay send a row at its next run, whoever runs it: its writer could not hand it to the channel. */
-    void release(long id, String owner) {
-        table.onItsOwn(() -> table.update("UPDATE " + name + " SET lease_owner = NULL, lease_until = now()"
-                + " WHERE id = ? AND lease_owner = ?", ps -> {
-                    ps.setLong(1, id);
-                    ps.setString(2, owner);
-                }, "Could not release a row of the outbox table '" + name + "'"));
+    /**
+     * Counts a failed sending of the first of these rows and leaves it to the relay after the delay, whoever relays it
+     * then; the rows after it (the rest of its transaction's, not handed to the channel) become due at the same time, so
+     * that they leave after it. Only rows whose lease is still as their sender knew it: a row claimed since by another
+     * sender is its to send.
+     *
+     * @param leases the rows, in the order they were written, with their lease's end as their sender knew it
+     */
+    void failed(List<Map.Entry<Long, Long>> leases, String error, Duration retryIn) {
+        List<Long> ids = leases.stream().map(Map.Entry::getKey).toList();
+        List<Long> leasedUntil = leases.stream().map(Map.Entry::getValue).toList();
+        table.onItsOwn(() -> table.connect(c -> {
+            try (PreparedStatement ps = c.prepareStatement("UPDATE " + name + " o SET attempts = o.attempts + CASE WHEN"
+                    + " o.id = ? THEN 1 ELSE 0 END, last_error = CASE WHEN o.id = ? THEN ? ELSE o.last_error END,"
+                    + " lease_owner = NULL, lease_until = now() + ? * interval '1 millisecond' FROM unnest(?::bigint[],"
+                    + " ?::bigint[]) s(id, leased_until) WHERE o.id = s.id AND " + leasedUntil("o.lease_until")
+                    + " = s.leased_until")) {
+                ps.setLong(1, ids.get(0));
+                ps.setLong(2, ids.get(0));
+                ps.setString(3, error);
+                ps.setLong(4, retryIn.toMillis());
+                ps.setArray(5, longs(c, ids));
+                ps.setArray(6, longs(c, leasedUntil));
+                return ps.executeUpdate();
+            }
+        }, "Could not record a failed sending in the outbox table '" + name + "'"));
     }
 
     /**
