@@ -21,7 +21,8 @@ public interface OutboxConfig {
     /**
      * How often the relay job looks for messages left unsent (their writer died, the broker refused them or did
      * not answer), as a duration or {@code off}. Messages are sent as their transaction commits; the job is the
-     * safety net.
+     * safety net. Each run also renews the leases of the messages waiting for their broker's confirm, so it is at most a
+     * quarter of the lease (a longer period is refused at startup).
      */
     @WithDefault("5s")
     String relayEvery();

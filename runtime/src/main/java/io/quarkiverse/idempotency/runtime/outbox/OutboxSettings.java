@@ -3,6 +3,7 @@ package io.quarkiverse.idempotency.runtime.outbox;
 import java.time.Duration;
 
 import io.quarkiverse.idempotency.runtime.OutboxConfig;
+import io.quarkus.runtime.configuration.DurationConverter;
 
 /** The outbox's settings, checked once. */
 record OutboxSettings(Duration lease, int batchSize, Duration initialDelay, Duration maxDelay) {
@@ -26,8 +27,29 @@ record OutboxSettings(Duration lease, int batchSize, Duration initialDelay, Dura
     }
 
     static OutboxSettings of(OutboxConfig config) {
+        checkRelayEvery(config.relayEvery(), config.lease());
         return new OutboxSettings(config.lease(), config.batchSize(), config.retryInitialDelay(),
                 config.retryMaxDelay());
+    }
+
+    /**
+     * The relay job renews the leases of messages waiting for their broker's confirm once they are a quarter lease
+     * old: it must run at least that often, or another instance could claim and send them meanwhile.
+     *
+     * @throws IllegalArgumentException when it would not
+     */
+    static void checkRelayEvery(String relayEvery, Duration lease) {
+        String every = relayEvery.trim();
+        if (every.equalsIgnoreCase("off") || every.equalsIgnoreCase("disabled")) {
+            return;
+        }
+        Duration period = DurationConverter.parseDuration(every);
+        if (period != null && period.compareTo(lease.dividedBy(4)) > 0) {
+            throw new IllegalArgumentException("quarkus.idempotency.outbox.relay-every (" + every + ") must be at most a"
+                    + " quarter of quarkus.idempotency.outbox.lease (" + lease + "): each run renews the leases of the"
+                    + " messages waiting for their broker's confirm, and a lease left to run out lets another instance"
+                    + " send its message meanwhile. Shorten relay-every or lengthen the lease");
+        }
     }
 
     /**

@@ -46,4 +46,15 @@ class OutboxSettingsTest {
                 () -> new OutboxSettings(Duration.ofSeconds(30), 1, Duration.ZERO, Duration.ofSeconds(1)));
         assertTrue(none.getMessage().contains("retry-initial-delay"), none.getMessage());
     }
+
+    @Test
+    void aRelayTooRareToRenewTheLeasesOfMessagesWaitingForTheirConfirmIsRefused() {
+        OutboxSettings.checkRelayEvery("5s", Duration.ofSeconds(30));
+        OutboxSettings.checkRelayEvery("PT7.5S", Duration.ofSeconds(30));
+        OutboxSettings.checkRelayEvery("off", Duration.ofSeconds(30));
+        IllegalArgumentException rare = assertThrows(IllegalArgumentException.class,
+                () -> OutboxSettings.checkRelayEvery("10s", Duration.ofSeconds(30)));
+        assertTrue(rare.getMessage().contains("quarkus.idempotency.outbox.relay-every (10s)")
+                && rare.getMessage().contains("quarkus.idempotency.outbox.lease (PT30S)"), rare.getMessage());
+    }
 }
