@@ -76,6 +76,28 @@ class OutboxTableTest {
     }
 
     @Test
+    void aChannelWhoseSendingWaitsHoldsBackNoOtherChannel() throws Exception {
+        insert("audit", "instance-b", "now() + interval '1 minute'");
+        long receipt = insert("receipts", "instance-b", "now() - interval '1 second'");
+        long audit = insert("audit", "instance-b", "now() - interval '1 second'");
+        assertEquals(List.of(receipt), ids(table.claimDue("instance-a", LEASE, 10, Set.of("receipts", "audit"),
+                Map.of())), "the receipt leaves; the audit row waits for the audit row before it");
+        assertTrue(receipt < audit);
+    }
+
+    @Test
+    void rowsTheInstanceGaveUpSendingItselfAreClaimedAtOnceAndHoldNothingBack() throws Exception {
+        long givenUp = insert("receipts", "instance-a", "now() + interval '1 minute'");
+        long after = insert("receipts", "instance-b", "now() - interval '1 second'");
+        long stillSent = insert("receipts", "instance-b", "now() + interval '1 minute'");
+        assertEquals(List.of(givenUp, after), ids(table.claimDue("instance-a", LEASE, 10, CHANNELS,
+                Map.of(givenUp, leasedUntil(givenUp)))), "the row given up, and the due one after it; not the one"
+                        + " another sender still sends");
+        assertEquals(List.of(), ids(table.claimDue("instance-a", LEASE, 10, CHANNELS, Map.of(stillSent, 1L))),
+                "a row given up is claimed only as it was written");
+    }
+
+    @Test
     void twoRelaysClaimOneAfterTheOther() throws Exception {
         long first = insert("receipts", null, "now() - interval '1 second'");
         long second = insert("receipts", null, "now() - interval '1 second'");
@@ -102,12 +124,12 @@ class OutboxTableTest {
     @Test
     void aLeaseRenewedWhileItsSendingWaitsKeepsTheRowFromEveryOtherSender() throws Exception {
         long id = insert("receipts", null, "now() - interval '1 second'");
-        Duration shortLease = Duration.ofSeconds(1);
+        Duration shortLease = Duration.ofSeconds(2);
         OutboxRow claimed = table.claimDue("instance-a", shortLease, 10, CHANNELS, Map.of()).get(0);
-        Thread.sleep(600);
+        Thread.sleep(1200);
         Map<Long, Long> renewed = table.renew(Map.of(id, claimed.leasedUntil()), shortLease);
         assertTrue(renewed.get(id) > claimed.leasedUntil(), "renewed: " + renewed);
-        Thread.sleep(600); // past the lease as claimed, within the renewed one
+        Thread.sleep(1200); // past the lease as claimed, within the renewed one
         assertEquals(List.of(), table.claimDue("instance-b", LEASE, 10, CHANNELS, Map.of()));
 
         assertEquals(Map.of(), table.renew(Map.of(id, claimed.leasedUntil()), shortLease),

@@ -249,39 +249,48 @@ public class Outbox {
         for (int i = 0; i < rows.size(); i++) {
             OutboxRow row = rows.get(i);
             long started = System.nanoTime();
-            CompletableFuture<Void> handed = hand(row, leaseSet);
-            Throwable notTaken = notTaken(handed);
+            InFlight flight = hand(row, leaseSet);
+            Throwable notTaken = notTaken(flight.sending);
             if (notTaken != null) {
                 List<Map.Entry<Long, Long>> leases = new ArrayList<>(rows.size() - i);
-                leases.add(Map.entry(row.id(), settle(row)));
+                leases.add(Map.entry(row.id(), flight.settle(inFlight, notTaken)));
                 rows.subList(i + 1, rows.size()).forEach(next -> leases.add(Map.entry(next.id(), next.leasedUntil())));
                 counts.failures.increment();
                 // the channel busy is no refusal by the broker: not logged, retried all the same
                 worker.execute(() -> recordFailure(row, leases, notTaken, false));
                 break;
             }
-            sending.add(whenSent(row, handed, started));
+            sending.add(whenSent(flight, started));
         }
         return sending;
     }
 
-    /** @return the sending of a row's message, begun, or failed when its channel or its payload is missing */
-    private CompletableFuture<Void> hand(OutboxRow row, long leaseSet) {
+    /** @return the sending of a row's message, begun (in flight), or failed when its channel or payload is missing */
+    private InFlight hand(OutboxRow row, long leaseSet) {
         ChannelOutbox<?> channel = channels.get(row.channel());
         if (channel == null) {
-            return CompletableFuture.failedFuture(new IllegalStateException("No outbox channel '" + row.channel()
-                    + "' in this application"));
+            return new InFlight(row, leaseSet, CompletableFuture.failedFuture(new IllegalStateException("No outbox"
+                    + " channel '" + row.channel() + "' in this application")));
         }
         Object payload = row.payload();
         if (payload instanceof OutboxTable.StoredPayload stored) {
             try {
                 payload = OutboxPayloads.decode(stored.kind(), stored.bytes());
             } catch (RuntimeException e) {
-                return CompletableFuture.failedFuture(e);
+                return new InFlight(row, leaseSet, CompletableFuture.failedFuture(e));
             }
         }
-        inFlight.put(row.id(), new InFlight(row.leasedUntil(), leaseSet));
-        return channel.relay(row, payload).toCompletableFuture();
+        CompletableFuture<Void> sending = new CompletableFuture<>();
+        InFlight flight = new InFlight(row, leaseSet, sending);
+        inFlight.put(row.id(), flight);
+        channel.relay(row, payload).whenComplete((ok, failure) -> {
+            if (failure == null) {
+                sending.complete(null);
+            } else {
+                sending.completeExceptionally(failure);
+            }
+        });
+        return flight;
     }
 
     /** @return why the channel did not take a message, or {@code null} when it did (or the broker answered) */
@@ -298,28 +307,27 @@ public class Outbox {
         }
     }
 
-    /** @return the row's lease's end as this instance knows it, renewed or not; it is no longer in flight */
-    private long settle(OutboxRow row) {
-        InFlight flight = inFlight.remove(row.id());
-        return flight != null ? flight.leasedUntil : row.leasedUntil();
-    }
-
     /** @return completed with whether the message was confirmed (a failure is recorded on its row, and counted) */
-    private CompletableFuture<Boolean> whenSent(OutboxRow row, CompletableFuture<Void> sending, long started) {
+    private CompletableFuture<Boolean> whenSent(InFlight flight, long started) {
+        OutboxRow row = flight.row;
         boolean relay = row.payload() instanceof OutboxTable.StoredPayload;
-        return sending.handle((ok, failure) -> {
-            long lease = settle(row);
+        return flight.sending.handle((ok, failure) -> {
+            long lease = flight.settle(inFlight, failure);
             if (failure == null) {
                 confirmed.accept(System.nanoTime() - started);
                 (relay ? counts.relayed : counts.sentAtOnce).increment();
-                sent.add(Map.entry(row.id(), lease));
-                deleteSent();
+                confirmedAt(row.id(), lease);
                 return true;
             }
             counts.failures.increment();
             worker.execute(() -> recordFailure(row, List.of(Map.entry(row.id(), lease)), failure, true));
             return false;
         });
+    }
+
+    private void confirmedAt(long id, long lease) {
+        sent.add(Map.entry(id, lease));
+        deleteSent();
     }
 
     private static Throwable unwrap(Throwable failure) {
@@ -379,25 +387,58 @@ public class Outbox {
     }
 
     /**
-     * A row whose sending waits for its confirm: its lease's end as last set (microseconds since the epoch, as the
-     * table holds it), when that lease was set at the latest, and when it was handed to its channel ({@link
-     * System#nanoTime()}).
+     * A row handed to its channel: its sending, its lease's end as last set (microseconds since the epoch, as the table
+     * holds it), when that lease was set at the latest, and when it was handed ({@link System#nanoTime()}); once settled,
+     * how its sending ended. Settling and a renewal's new lease meet under its lock, so that a renewal that ran while the
+     * sending was settled still fences the row's delete or failure with the lease the row has now.
      */
     private static final class InFlight {
-        volatile long leasedUntil;
-        volatile long leaseSet;
+        final OutboxRow row;
+        final CompletableFuture<Void> sending;
         final long handed = System.nanoTime();
+        long leasedUntil;
+        long leaseSet;
+        boolean settled;
+        Throwable failure;
 
-        InFlight(long leasedUntil, long leaseSet) {
-            this.leasedUntil = leasedUntil;
+        InFlight(OutboxRow row, long leaseSet, CompletableFuture<Void> sending) {
+            this.row = row;
+            this.leasedUntil = row.leasedUntil();
             this.leaseSet = leaseSet;
+            this.sending = sending;
+        }
+
+        /** @return the lease its delete or failure is fenced with; it is no longer in flight */
+        synchronized long settle(Map<Long, InFlight> inFlight, Throwable failure) {
+            settled = true;
+            this.failure = failure;
+            inFlight.remove(row.id(), this);
+            return leasedUntil;
+        }
+
+        /** @return whether it is still in flight, then with this lease; otherwise it settled with the lease before */
+        synchronized boolean renewed(long until, long now) {
+            if (settled) {
+                return false;
+            }
+            leasedUntil = until;
+            leaseSet = now;
+            return true;
+        }
+
+        synchronized long leasedUntil() {
+            return leasedUntil;
+        }
+
+        synchronized long leaseSet() {
+            return leaseSet;
         }
     }
 
     /**
      * Renews the leases of rows waiting for their confirm for more than a quarter of their lease, so that no relay
-     * claims them meanwhile; each relay run does it. A row whose lease another sender holds now, or that waited longer
-     * than {@value #LONGEST_WAIT_IN_LEASES} leases, is no longer renewed.
+     * claims them meanwhile; each relay run does it, before each batch. A row whose lease another sender holds now, or
+     * that waited longer than {@value #LONGEST_WAIT_IN_LEASES} leases, is no longer renewed.
      */
     void renewInFlight() {
         if (inFlight.isEmpty()) {
@@ -405,37 +446,40 @@ public class Outbox {
         }
         long now = System.nanoTime();
         long lease = settings.lease().toNanos();
-        Map<Long, Long> due = new HashMap<>();
+        Map<Long, InFlight> due = new HashMap<>();
         inFlight.forEach((id, flight) -> {
             if (now - flight.handed > LONGEST_WAIT_IN_LEASES * lease) {
                 if (inFlight.remove(id, flight)) {
                     LOG.outboxUnconfirmed(id, (now - flight.handed) / 1_000_000_000);
                 }
-            } else if (now - flight.leaseSet > lease / 4) {
-                due.put(id, flight.leasedUntil);
+            } else if (now - flight.leaseSet() > lease / 4) {
+                due.put(id, flight);
             }
         });
         if (due.isEmpty()) {
             return;
         }
+        Map<Long, Long> leases = new HashMap<>();
+        due.forEach((id, flight) -> leases.put(id, flight.leasedUntil()));
         Map<Long, Long> renewed;
         try {
-            renewed = table.renew(due, settings.lease());
+            renewed = table.renew(leases, settings.lease());
         } catch (RuntimeException e) {
             LOG.outboxRelayFailed(e.getMessage()); // tried again at the next run, well within the lease
             return;
         }
-        due.forEach((id, old) -> {
-            InFlight flight = inFlight.get(id);
+        due.forEach((id, flight) -> {
             Long until = renewed.get(id);
-            if (flight == null) {
-                return;
-            }
-            if (until != null) {
-                flight.leasedUntil = until;
-                flight.leaseSet = now;
-            } else {
-                inFlight.remove(id, flight); // confirmed and deleted meanwhile, or claimed by another sender
+            if (until == null) {
+                inFlight.remove(id, flight); // claimed by another sender since, or confirmed and deleted
+            } else if (!flight.renewed(until, now)) {
+                // settled while the renewal ran: its delete or failure used the lease before, which no longer matches
+                if (flight.failure == null) {
+                    confirmedAt(id, until);
+                } else {
+                    worker.execute(() -> recordFailure(flight.row, List.of(Map.entry(id, until)), flight.failure,
+                            false));
+                }
             }
         });
     }
@@ -459,14 +503,15 @@ public class Outbox {
         if (channels.isEmpty()) {
             return 0;
         }
-        renewInFlight();
         int claimed = 0;
         Map<Long, Long> ours = givenUpStillLeased();
         while (true) {
+            // also between batches: a long run must not let the leases of earlier sendings run out
+            renewInFlight();
             long leaseSet = System.nanoTime();
             List<OutboxRow> rows = table.claimDue(owner, settings.lease(), settings.batchSize(), channels.keySet(),
                     ours);
-            forgetGivenUp(ours, rows);
+            forgetGivenUp(rows);
             ours = Map.of();
             claimed += rows.size();
             List<CompletableFuture<Boolean>> sending = sendInOrder(rows, leaseSet);
@@ -516,17 +561,10 @@ public class Outbox {
         givenUp.values().removeIf(row -> row.leaseEnds() - now <= 0);
     }
 
-    // Claimed now; a given-up row not claimed by a batch that had room is gone (its commit was lost), or was claimed
-    // by another run of the relay (its lease changed, so it no longer matches).
-    private void forgetGivenUp(Map<Long, Long> asked, List<OutboxRow> claimed) {
-        if (asked.isEmpty()) {
-            return;
-        }
-        if (claimed.size() < settings.batchSize()) {
-            asked.keySet().forEach(givenUp::remove);
-        } else {
-            claimed.forEach(row -> givenUp.remove(row.id()));
-        }
+    // Claimed now. A given-up row not claimed may be held back behind a row another sender still sends, or gone (its
+    // commit was lost): asked again at the next run, until its lease ends.
+    private void forgetGivenUp(List<OutboxRow> claimed) {
+        claimed.forEach(row -> givenUp.remove(row.id()));
     }
 
     /** Lets go, at startup, of rows that earlier starts of this instance leased and did not send (they died). */

@@ -142,9 +142,11 @@ final class OutboxTable {
 
     /**
      * Claims the oldest rows of these channels whose lease has run out, at most {@code limit}, on a new lease, and only
-     * those written before the first row still leased to a sender (this instance's or another's, on the fast path or in
-     * a relay's batch): the messages a transaction sends leave in the order it sent them, whichever instance sends them,
-     * however long a sending waits for its confirm. One relay claims at a time (a transaction-scoped advisory lock,
+     * those written before the first row of their channel still leased to a sender (this instance's or another's, on
+     * the fast path or in a relay's batch): the messages a transaction sends to a channel leave in the order it sent
+     * them, whichever instance sends them, however long a sending waits for its confirm; a channel whose broker does not
+     * confirm holds back no other. The rows still leased are found in one pass over the table (it holds the messages not
+     * sent yet, few unless a broker is away). One relay claims at a time (a transaction-scoped advisory lock,
      * taken before the claim's statement so that its snapshot sees the claim before it), committed on its own. Rows of
      * other applications' channels sharing the table are theirs to send, and do not hold ours back.
      *
@@ -164,13 +166,13 @@ final class OutboxTable {
                 s.execute("SELECT pg_advisory_xact_lock(hashtext('" + name + " relay'))");
             }
             try (PreparedStatement ps = c.prepareStatement("WITH given_up AS (SELECT * FROM unnest(?::bigint[],"
-                    + " ?::bigint[]) g(id, leased_until)), first_leased AS (SELECT coalesce(min(o.id),"
-                    + " 9223372036854775807) AS id FROM " + name + " o WHERE o.lease_owner IS NOT NULL AND"
-                    + " o.lease_until >= now() AND o.channel = ANY(?) AND NOT " + givenUpMatch + ")"
+                    + " ?::bigint[]) g(id, leased_until)), first_leased AS (SELECT o.channel, min(o.id) AS id"
+                    + " FROM " + name + " o WHERE o.lease_owner IS NOT NULL AND o.lease_until >= now() AND o.channel ="
+                    + " ANY(?) AND NOT " + givenUpMatch + " GROUP BY o.channel)"
                     + " UPDATE " + name + " r SET lease_owner = ?, lease_until = clock_timestamp() + ? * interval"
                     + " '1 millisecond' FROM (SELECT o.id FROM " + name + " o WHERE (o.lease_until < now() OR"
-                    + " (o.lease_owner = ? AND " + givenUpMatch + ")) AND o.channel = ANY(?) AND o.id < (SELECT id"
-                    + " FROM first_leased) ORDER BY o.id LIMIT ? FOR UPDATE SKIP LOCKED) due WHERE r.id = due.id"
+                    + " (o.lease_owner = ? AND " + givenUpMatch + ")) AND o.channel = ANY(?) AND o.id < coalesce((SELECT f.id"
+                    + " FROM first_leased f WHERE f.channel = o.channel), 9223372036854775807) ORDER BY o.id LIMIT ? FOR UPDATE SKIP LOCKED) due WHERE r.id = due.id"
                     + " RETURNING r.id, r.message_id, r.channel, r.message_key, r.payload_type, r.payload, r.attempts, "
                     + leasedUntil("r.lease_until"))) {
                 Array names = c.createArrayOf("varchar", channels.toArray());
