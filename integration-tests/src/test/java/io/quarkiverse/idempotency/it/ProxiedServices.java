@@ -27,7 +27,9 @@ public class ProxiedServices implements QuarkusTestProfile {
                 "mp.messaging.incoming.payments-audit.reconnect-interval", "1",
                 "mp.messaging.incoming.receipts.reconnect-interval", "1",
                 "mp.messaging.outgoing.receipts-out.reconnect-interval", "1",
+                // a short lease, renewed by a relay run at least every quarter of it
                 "quarkus.idempotency.outbox.lease", "5s",
+                "quarkus.idempotency.outbox.relay-every", "1s",
                 "demo.gateway.latency", "20ms");
     }
 

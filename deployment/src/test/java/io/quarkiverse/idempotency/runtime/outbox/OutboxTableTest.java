@@ -1,5 +1,6 @@
 package io.quarkiverse.idempotency.runtime.outbox;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -165,6 +166,89 @@ class OutboxTableTest {
         assertEquals(List.of(first, second, third), ids(rows));
         assertEquals(List.of(1, 0, 0), rows.stream().map(OutboxRow::attempts).toList(),
                 "the failed sending counted on its row only");
+    }
+
+    @Test
+    void atTheFirstMessageItsChannelDoesNotTakeTheRestOfTheTransactionGoesToTheRelayWithIt() throws Exception {
+        ChannelOutbox<String> open = channel("receipts");
+        ChannelOutbox<String> unsubscribed = channel("audit"); // no subscriber: emit throws, as with a full buffer
+        List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
+        io.smallrye.mutiny.Multi.createFrom().publisher(open.getPublisher()).subscribe().with(message -> {
+            received.add(message.getPayload());
+            message.ack();
+        });
+        OutboxSender sender = new OutboxSender(table, new OutboxSettings(LEASE, 500, Duration.ofSeconds(1),
+                Duration.ofMinutes(5)), Runnable::run, Map.of("receipts", open, "audit", unsubscribed),
+                new OutboxCounts());
+        long first = insert("receipts", "instance-a", "now() + interval '1 minute'");
+        long second = insert("audit", "instance-a", "now() + interval '1 minute'");
+        long third = insert("receipts", "instance-a", "now() + interval '1 minute'");
+
+        sender.sendInOrder(List.of(row(first, "receipts", "first"), row(second, "audit", "second"),
+                row(third, "receipts", "third")), System.nanoTime());
+
+        assertEquals(List.of("first"), received, "the third message is not sent before the second");
+        assertEquals("1 0", attemptsOf(second, third), "the failed sending counted on the second only");
+        assertEquals("2 1", text("SELECT count(*) || ' ' || count(DISTINCT lease_until) FROM " + TABLE + " WHERE id IN ("
+                + second + ", " + third + ") AND lease_owner IS NULL"), "both left to the relay, due at the same time");
+        await().atMost(Duration.ofSeconds(5)).until(() -> "0".equals(text("SELECT count(*)::text FROM " + TABLE
+                + " WHERE id = " + first)));
+    }
+
+    private ChannelOutbox<String> channel(String name) {
+        return new ChannelOutbox<>(new io.smallrye.reactive.messaging.EmitterConfiguration() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public io.smallrye.reactive.messaging.annotations.EmitterFactoryFor emitterType() {
+                return null;
+            }
+
+            @Override
+            public org.eclipse.microprofile.reactive.messaging.OnOverflow.Strategy overflowBufferStrategy() {
+                return org.eclipse.microprofile.reactive.messaging.OnOverflow.Strategy.BUFFER;
+            }
+
+            @Override
+            public long overflowBufferSize() {
+                return 16;
+            }
+
+            @Override
+            public boolean broadcast() {
+                return false;
+            }
+
+            @Override
+            public int numberOfSubscriberBeforeConnecting() {
+                return 0;
+            }
+        }, 16, null);
+    }
+
+    private OutboxRow row(long id, String channel, String payload) throws SQLException {
+        return new OutboxRow(id, "m-" + id, channel, null, payload, 0, leasedUntil(id));
+    }
+
+    private String attemptsOf(long... ids) throws SQLException {
+        StringBuilder attempts = new StringBuilder();
+        for (long id : ids) {
+            attempts.append(attempts.length() == 0 ? "" : " ").append(text("SELECT coalesce((SELECT attempts::text FROM "
+                    + TABLE + " WHERE id = " + id + "), 'gone')"));
+        }
+        return attempts.toString();
+    }
+
+    private String text(String sql) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getString(1);
+        }
     }
 
     private long insert(String channel, String owner, String leaseUntil) throws SQLException {

@@ -1,22 +1,21 @@
 package io.quarkiverse.idempotency.runtime.database;
 
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 import io.quarkiverse.idempotency.DeadLetter;
 import io.quarkiverse.idempotency.DeadLetterFilter;
 import io.quarkiverse.idempotency.MessageFacts;
+import io.smallrye.mutiny.Uni;
 
 /**
- * The dead-lettered rows of a key table, listed and released by a {@link DeadLetterFilter}, written once for every
- * way a {@link SqlKeyStore} reaches its table (JDBC, the reactive client's pool). For operators: each call is a
- * statement committed on its own, and waits for its answer.
+ * The dead-lettered rows of a key table, listed and released by a {@link DeadLetterFilter}: statements written once
+ * for every way a store reaches its table (JDBC, the reactive client's pool).
  */
-public final class DeadLetterRows {
+final class DeadLetterRows {
 
-    private static final Duration WITHIN = Duration.ofSeconds(30);
     private static final String COLUMNS = "scoped_key, scope, recorded_at, attempts, last_failure, message_id,"
             + " fingerprint, expires_at";
     // Parameters: scope twice; the two stored forms a key may have, the first twice; the reason twice; since twice.
@@ -31,12 +30,12 @@ public final class DeadLetterRows {
     private DeadLetterRows() {
     }
 
-    /** @return the rows the filter matches, newest first, one page */
-    public static List<DeadLetter> list(SqlKeyStore store, DeadLetterFilter filter) {
-        String sql = "SELECT " + COLUMNS + " FROM " + store.tableName() + MATCHING
+    /** @return the statement that reads the rows the filter matches, newest first, one page */
+    static Function<SqlCalls, Uni<List<DeadLetter>>> list(String table, DeadLetterFilter filter) {
+        String sql = "SELECT " + COLUMNS + " FROM " + table + MATCHING
                 + " ORDER BY recorded_at DESC, scoped_key LIMIT ? OFFSET ?";
         Object[] values = append(matching(filter), filter.limit(), filter.offset());
-        return store.onTable(db -> db.query(sql, values)).map(rows -> {
+        return db -> db.query(sql, values).map(rows -> {
             List<DeadLetter> read = new ArrayList<>(rows.size());
             for (SqlRow row : rows) {
                 String scope = row.string(1);
@@ -44,15 +43,18 @@ public final class DeadLetterRows {
                         instant(row.instant(2)), row.count(3), row.string(4),
                         MessageFacts.of(row.string(5), row.string(6)), instant(row.instant(7))));
             }
-            return (List<DeadLetter>) read;
-        }).await().atMost(WITHIN);
+            return read;
+        });
     }
 
-    /** @return how many dead-lettered rows the filter matches were released (free, with a fresh attempt budget) */
-    public static int release(SqlKeyStore store, DeadLetterFilter filter) {
-        String sql = "UPDATE " + store.tableName() + " SET state = 'FAILED', attempts = 0, lease_until = NULL,"
+    /**
+     * @return the statement that releases the dead-lettered rows the filter matches (free, with a fresh attempt
+     *         budget), answering how many
+     */
+    static Function<SqlCalls, Uni<Integer>> release(String table, DeadLetterFilter filter) {
+        String sql = "UPDATE " + table + " SET state = 'FAILED', attempts = 0, lease_until = NULL,"
                 + " recorded_at = now()" + MATCHING;
-        return store.onTable(db -> db.update(sql, matching(filter))).await().atMost(WITHIN);
+        return db -> db.update(sql, matching(filter));
     }
 
     private static Object[] matching(DeadLetterFilter filter) {

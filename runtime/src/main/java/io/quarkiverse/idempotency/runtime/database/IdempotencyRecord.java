@@ -30,7 +30,7 @@ public class IdempotencyRecord extends PanacheEntityBase {
     public static final String DEFAULT_TABLE = "idempotency_record";
 
     /** The longest stored key; longer scoped keys are stored as a SHA-256 digest. */
-    public static final int KEY_LENGTH = 255;
+    public static final int KEY_LENGTH = StorageKeys.KEY_LENGTH;
 
     /** The state of a key. */
     public enum State {

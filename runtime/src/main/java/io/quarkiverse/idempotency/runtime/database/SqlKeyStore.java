@@ -1,5 +1,6 @@
 package io.quarkiverse.idempotency.runtime.database;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
 
@@ -15,6 +16,9 @@ import io.smallrye.mutiny.Uni;
  * ({@link PoolIdempotencyStore}).
  */
 public interface SqlKeyStore extends IdempotencyStore {
+
+    /** How long an operator's call (the dead letters listed or released) waits for its answer. */
+    Duration OPERATOR_CALLS_WITHIN = Duration.ofSeconds(30);
 
     /** @return the key table's name, schema-qualified when configured so */
     String tableName();
@@ -34,15 +38,18 @@ public interface SqlKeyStore extends IdempotencyStore {
     /** @return the most lease-mode claims (and, apart, confirms) that share one statement; 1: each on its own */
     int leaseBatchSize();
 
-    /** The dead-lettered rows, listed the same way whichever way the store reaches its table ({@link DeadLetterRows}). */
+    /**
+     * The dead-lettered rows, listed the same way whichever way the store reaches its table ({@link DeadLetterRows}).
+     * For operators: a statement committed on its own, awaited.
+     */
     @Override
     default List<DeadLetter> deadLetters(DeadLetterFilter filter) {
-        return DeadLetterRows.list(this, filter);
+        return onTable(DeadLetterRows.list(tableName(), filter)).await().atMost(OPERATOR_CALLS_WITHIN);
     }
 
     /** The dead-lettered rows, released the same way whichever way the store reaches its table ({@link DeadLetterRows}). */
     @Override
     default int releaseDeadLetters(DeadLetterFilter filter) {
-        return DeadLetterRows.release(this, filter);
+        return onTable(DeadLetterRows.release(tableName(), filter)).await().atMost(OPERATOR_CALLS_WITHIN);
     }
 }

@@ -15,6 +15,8 @@ import io.quarkiverse.idempotency.ScopedKey;
 final class StorageKeys {
 
     static final String DIGEST_PREFIX = "#sha256:";
+    /** The longest stored key; longer scoped keys are stored as a SHA-256 digest. */
+    static final int KEY_LENGTH = 255;
 
     private StorageKeys() {
     }
@@ -26,7 +28,7 @@ final class StorageKeys {
     static String of(String scope, String key) {
         String plain = escape(scope) + ':' + key;
         // PostgreSQL text cannot hold NUL: such keys are stored as digests too.
-        if (plain.length() <= IdempotencyRecord.KEY_LENGTH && !plain.startsWith(DIGEST_PREFIX)
+        if (plain.length() <= KEY_LENGTH && !plain.startsWith(DIGEST_PREFIX)
                 && plain.indexOf('\0') < 0) {
             return plain;
         }
@@ -35,8 +37,8 @@ final class StorageKeys {
 
     static String scopeColumn(String scope) {
         String printable = scope.indexOf('\0') < 0 ? scope : scope.replace('\0', '?');
-        return printable.length() <= IdempotencyRecord.KEY_LENGTH ? printable
-                : printable.substring(0, IdempotencyRecord.KEY_LENGTH);
+        return printable.length() <= KEY_LENGTH ? printable
+                : printable.substring(0, KEY_LENGTH);
     }
 
     static String escape(String scope) {
