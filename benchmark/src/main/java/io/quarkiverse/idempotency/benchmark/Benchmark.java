@@ -176,6 +176,9 @@ public class Benchmark implements QuarkusApplication {
                 if (ONLY != null && !ONLY.contains(kind.channel())) {
                     continue;
                 }
+                if (kind.channel().equals("idempotent-outbox")) {
+                    vacuumOutbox();
+                }
                 List<String> ids = ids(MESSAGES);
                 long[] batchesBefore = store.leaseBatchStatistics();
                 Run run = consume(kind.channel(), "bench-" + kind.channel(), MESSAGES, ids, kind.done());
@@ -497,6 +500,18 @@ public class Benchmark implements QuarkusApplication {
             System.out.println("   (the purge finished before the consumer run did)");
         }
         return new double[] { rowsPerSecond, during, without, flatOutPerSecond };
+    }
+
+    /**
+     * Vacuums the outbox table, a queue whose every row is deleted within milliseconds of its insert: where autovacuum
+     * is off (this machine's PostgreSQL runs so), each run would otherwise carry the dead rows of every run before it,
+     * and the outbox's figures would fall from round to round (measured: 53 MB and 329,000 dead rows after a few runs,
+     * PostgreSQL's CPU per message tripled). With autovacuum on, as in production, the table is vacuumed as it churns.
+     */
+    private void vacuumOutbox() throws Exception {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute("VACUUM idempotency_outbox");
+        }
     }
 
     private void fillExpired(int rows) throws Exception {
