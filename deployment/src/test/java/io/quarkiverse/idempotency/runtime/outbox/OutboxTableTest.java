@@ -113,7 +113,7 @@ class OutboxTableTest {
             }
             CompletableFuture<List<OutboxRow>> relayB = CompletableFuture
                     .supplyAsync(() -> table.claimDue("relay-b", LEASE, 10, CHANNELS, Map.of()));
-            Thread.sleep(500);
+            await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> !relayB.isDone());
             assertFalse(relayB.isDone(), "relay B waits for relay A's claim");
             a.commit();
             assertEquals(List.of(), ids(relayB.get(10, TimeUnit.SECONDS)),
@@ -127,10 +127,12 @@ class OutboxTableTest {
         long id = insert("receipts", null, "now() - interval '1 second'");
         Duration shortLease = Duration.ofSeconds(2);
         OutboxRow claimed = table.claimDue("instance-a", shortLease, 10, CHANNELS, Map.of()).get(0);
-        Thread.sleep(1200);
+        // renewed with most of the lease gone (0.8 s of 2 s left), as the relay renews a sending that waits
+        await().atMost(Duration.ofSeconds(5)).until(() -> databaseNow() > claimed.leasedUntil() - 800_000);
         Map<Long, Long> renewed = table.renew(Map.of(id, claimed.leasedUntil()), shortLease);
         assertTrue(renewed.get(id) > claimed.leasedUntil(), "renewed: " + renewed);
-        Thread.sleep(1200); // past the lease as claimed, within the renewed one
+        await().atMost(Duration.ofSeconds(5)).until(() -> databaseNow() > claimed.leasedUntil()); // past the lease as claimed
+        assertTrue(databaseNow() < renewed.get(id), "within the renewed one");
         assertEquals(List.of(), table.claimDue("instance-b", LEASE, 10, CHANNELS, Map.of()));
 
         assertEquals(Map.of(), table.renew(Map.of(id, claimed.leasedUntil()), shortLease),
@@ -141,7 +143,7 @@ class OutboxTableTest {
     void aSenderWhoseLeaseWasTakenOverChangesNothing() throws Exception {
         long id = insert("receipts", "instance-a", "now() + interval '200 milliseconds'");
         long written = leasedUntil(id);
-        Thread.sleep(400);
+        await().atMost(Duration.ofSeconds(5)).until(() -> databaseNow() > written);
         // the same instance's relay takes the row over: same owner, a new lease
         OutboxRow relayed = table.claimDue("instance-a", LEASE, 10, CHANNELS, Map.of()).get(0);
         assertNotEquals(written, relayed.leasedUntil());
@@ -161,7 +163,8 @@ class OutboxTableTest {
         table.failed(List.of(Map.entry(first, leasedUntil(first)), Map.entry(second, leasedUntil(second)),
                 Map.entry(third, leasedUntil(third))), "buffer full", Duration.ofMillis(300));
         assertEquals(List.of(), ids(table.claimDue("instance-b", LEASE, 10, CHANNELS, Map.of())), "after the delay");
-        Thread.sleep(400);
+        long due = leasedUntil(first);
+        await().atMost(Duration.ofSeconds(5)).until(() -> databaseNow() > due);
         List<OutboxRow> rows = table.claimDue("instance-b", LEASE, 10, CHANNELS, Map.of());
         assertEquals(List.of(first, second, third), ids(rows));
         assertEquals(List.of(1, 0, 0), rows.stream().map(OutboxRow::attempts).toList(),
@@ -261,6 +264,11 @@ class OutboxTableTest {
             rs.next();
             return rs.getLong(1);
         }
+    }
+
+    /** @return the database's clock, in the microseconds the leases are read in */
+    private long databaseNow() throws SQLException {
+        return Long.parseLong(text("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text"));
     }
 
     private long leasedUntil(long id) throws SQLException {
