@@ -64,30 +64,30 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         long now = nanoClock.getAsLong();
         Claim[] result = new Claim[1];
         entries.compute(key, (k, e) -> {
-            if (e == null || e.expiresAt - now <= 0) {
+            if (e == null || e.expiresAt() - now <= 0) {
                 result[0] = Claim.claimed(ClaimResult.NEW, 0);
-                return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(), 0, null,
+                return entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(), 0, null,
                         facts);
             }
-            switch (e.state) {
+            switch (e.state()) {
                 case CONFIRMED:
-                    result[0] = Claim.done(e.facts, Duration.ofNanos(now - e.claimedAt));
+                    result[0] = Claim.done(e.facts(), Duration.ofNanos(now - e.claimedAt()));
                     return e;
                 case CLAIMED:
-                    if (e.leaseUntil - now > 0) {
-                        result[0] = Claim.busyFor(Duration.ofNanos(e.leaseUntil - now));
+                    if (e.leaseUntil() - now > 0) {
+                        result[0] = Claim.busyFor(Duration.ofNanos(e.leaseUntil() - now));
                         return e;
                     }
-                    result[0] = Claim.claimed(ClaimResult.TAKEN_OVER, e.attempts);
-                    return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(),
-                            e.attempts, e.lastFailure, facts);
+                    result[0] = Claim.claimed(ClaimResult.TAKEN_OVER, e.attempts());
+                    return entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(),
+                            e.attempts(), e.lastFailure(), facts);
                 case DEAD_LETTERED:
-                    result[0] = Claim.deadLettered(e.attempts, e.lastFailure);
+                    result[0] = Claim.deadLettered(e.attempts(), e.lastFailure());
                     return e;
                 default:
-                    result[0] = Claim.claimed(ClaimResult.NEW, e.attempts);
-                    return new Entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(), e.attempts,
-                            e.lastFailure, facts);
+                    result[0] = Claim.claimed(ClaimResult.NEW, e.attempts());
+                    return entry(State.CLAIMED, token, now + lease.toNanos(), now + retention.toNanos(), e.attempts(),
+                            e.lastFailure(), facts);
             }
         });
         if (result[0].result() == ClaimResult.NEW) {
@@ -100,15 +100,15 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     public Claim peek(ScopedKey key) {
         long now = nanoClock.getAsLong();
         Entry e = entries.get(key);
-        if (e == null || e.expiresAt - now <= 0) {
+        if (e == null || e.expiresAt() - now <= 0) {
             return Claim.claimed(ClaimResult.NEW, 0);
         }
-        return switch (e.state) {
-            case CONFIRMED -> Claim.done(e.facts, Duration.ofNanos(now - e.claimedAt));
-            case DEAD_LETTERED -> Claim.deadLettered(e.attempts, e.lastFailure);
-            case CLAIMED -> e.leaseUntil - now > 0 ? Claim.busyFor(Duration.ofNanos(e.leaseUntil - now))
-                    : Claim.claimed(ClaimResult.NEW, e.attempts);
-            default -> Claim.claimed(ClaimResult.NEW, e.attempts);
+        return switch (e.state()) {
+            case CONFIRMED -> Claim.done(e.facts(), Duration.ofNanos(now - e.claimedAt()));
+            case DEAD_LETTERED -> Claim.deadLettered(e.attempts(), e.lastFailure());
+            case CLAIMED -> e.leaseUntil() - now > 0 ? Claim.busyFor(Duration.ofNanos(e.leaseUntil() - now))
+                    : Claim.claimed(ClaimResult.NEW, e.attempts());
+            default -> Claim.claimed(ClaimResult.NEW, e.attempts());
         };
     }
 
@@ -131,7 +131,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
                 return e;
             }
             done[0] = true;
-            return new Entry(State.CONFIRMED, token, 0, now + retention.toNanos(), e.attempts, e.lastFailure, e.facts);
+            return entry(State.CONFIRMED, token, 0, now + retention.toNanos(), e.attempts(), e.lastFailure(), e.facts());
         });
         return done[0];
     }
@@ -142,18 +142,18 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         int[] counted = new int[1];
         entries.compute(key, (k, e) -> {
             int before;
-            if (e == null || e.expiresAt - now <= 0) {
+            if (e == null || e.expiresAt() - now <= 0) {
                 before = 0;
-            } else if (e.heldBy(token) || e.state == State.FAILED) {
-                before = e.attempts;
+            } else if (e.heldBy(token) || e.state() == State.FAILED) {
+                before = e.attempts();
             } else {
                 return e; // confirmed, dead-lettered, or another delivery's claim
             }
             counted[0] = before + 1;
-            long expiresAt = e == null ? now + retention.toNanos() : Math.max(e.expiresAt, now + retention.toNanos());
+            long expiresAt = e == null ? now + retention.toNanos() : Math.max(e.expiresAt(), now + retention.toNanos());
             // the facts of the message that claimed it stay, as the database store's row keeps them
-            return new Entry(counted[0] >= maxAttempts ? State.DEAD_LETTERED : State.FAILED, token, 0, expiresAt,
-                    counted[0], failure, e == null || e.expiresAt - now <= 0 ? MessageFacts.NONE : e.facts);
+            return entry(counted[0] >= maxAttempts ? State.DEAD_LETTERED : State.FAILED, token, 0, expiresAt,
+                    counted[0], failure, e == null || e.expiresAt() - now <= 0 ? MessageFacts.NONE : e.facts());
         });
         return counted[0];
     }
@@ -166,7 +166,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
                 return e;
             }
             done[0] = true;
-            return e.attempts == 0 ? null : new Entry(State.FAILED, token, 0, e.expiresAt, e.attempts, e.lastFailure);
+            return e.attempts() == 0 ? null : entry(State.FAILED, token, 0, e.expiresAt(), e.attempts(), e.lastFailure());
         });
         return done[0];
     }
@@ -175,11 +175,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     public boolean releaseDeadLetter(ScopedKey key) {
         boolean[] done = new boolean[1];
         entries.computeIfPresent(key, (k, e) -> {
-            if (e.state != State.DEAD_LETTERED) {
+            if (e.state() != State.DEAD_LETTERED) {
                 return e;
             }
             done[0] = true;
-            return new Entry(State.FAILED, e.token, 0, e.expiresAt, 0, e.lastFailure);
+            return entry(State.FAILED, e.token(), 0, e.expiresAt(), 0, e.lastFailure());
         });
         return done[0];
     }
@@ -210,12 +210,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     private Stream<DeadLetter> deadLettered(DeadLetterFilter filter) {
         long now = nanoClock.getAsLong();
         return entries.entrySet().stream()
-                .filter(e -> e.getValue().state == State.DEAD_LETTERED && e.getValue().expiresAt - now > 0)
+                .filter(e -> e.getValue().state() == State.DEAD_LETTERED && e.getValue().expiresAt() - now > 0)
                 .map(e -> {
                     Entry entry = e.getValue();
                     return new DeadLetter(e.getKey().scope(), e.getKey().key(),
-                            wall(entry.claimedAt), entry.attempts, entry.lastFailure, entry.facts,
-                            wall(entry.expiresAt));
+                            wall(entry.claimedAt()), entry.attempts(), entry.lastFailure(), entry.facts(),
+                            wall(entry.expiresAt()));
                 })
                 .filter(dead -> filter.matches(dead.scope(), dead.key(), dead.reason(), dead.deadLetteredAt()));
     }
@@ -225,8 +225,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         long now = nanoClock.getAsLong();
         for (HeldClaim held : claims) {
             entries.computeIfPresent(held.key(), (ignored, e) -> !e.heldBy(held.token()) ? e
-                    : new Entry(State.CLAIMED, e.token, now + held.lease().toNanos(), e.expiresAt, e.attempts,
-                            e.lastFailure, e.facts));
+                    : entry(State.CLAIMED, e.token(), now + held.lease().toNanos(), e.expiresAt(), e.attempts(),
+                            e.lastFailure(), e.facts()));
         }
     }
 
@@ -236,7 +236,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         int removed = 0;
         for (Iterator<Map.Entry<ScopedKey, Entry>> it = entries.entrySet().iterator(); it.hasNext() && removed < limit;) {
             Map.Entry<ScopedKey, Entry> e = it.next();
-            if (e.getValue().expiresAt - now <= 0 && entries.remove(e.getKey(), e.getValue())) {
+            if (e.getValue().expiresAt() - now <= 0 && entries.remove(e.getKey(), e.getValue())) {
                 removed++;
             }
         }
@@ -249,8 +249,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         long oldest = Long.MAX_VALUE;
         boolean found = false;
         for (Entry e : entries.values()) {
-            if (e.state == State.CLAIMED && e.expiresAt - now > 0 && (!found || e.claimedAt - oldest < 0)) {
-                oldest = e.claimedAt;
+            if (e.state() == State.CLAIMED && e.expiresAt() - now > 0 && (!found || e.claimedAt() - oldest < 0)) {
+                oldest = e.claimedAt();
                 found = true;
             }
         }
@@ -262,8 +262,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
      */
     public Map<ScopedKey, String> describe() {
         Map<ScopedKey, String> described = new java.util.LinkedHashMap<>();
-        entries.forEach((k, e) -> described.put(k, e.state + (e.attempts > 0 ? " after " + e.attempts
-                + " failed attempts" + (e.lastFailure == null ? "" : ": " + e.lastFailure) : "")));
+        entries.forEach((k, e) -> described.put(k, e.state() + (e.attempts() > 0 ? " after " + e.attempts()
+                + " failed attempts" + (e.lastFailure() == null ? "" : ": " + e.lastFailure()) : "")));
         return described;
     }
 
@@ -287,31 +287,17 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         }
     }
 
-    private final class Entry {
-        final State state;
-        final String token;
-        final long leaseUntil;
-        final long expiresAt;
-        final int attempts;
-        final String lastFailure;
-        final MessageFacts facts;
-        final long claimedAt;
+    private Entry entry(State state, String token, long leaseUntil, long expiresAt, int attempts, String lastFailure) {
+        return entry(state, token, leaseUntil, expiresAt, attempts, lastFailure, MessageFacts.NONE);
+    }
 
-        Entry(State state, String token, long leaseUntil, long expiresAt, int attempts, String lastFailure) {
-            this(state, token, leaseUntil, expiresAt, attempts, lastFailure, MessageFacts.NONE);
-        }
+    private Entry entry(State state, String token, long leaseUntil, long expiresAt, int attempts, String lastFailure,
+            MessageFacts facts) {
+        return new Entry(state, token, leaseUntil, expiresAt, attempts, lastFailure, facts, nanoClock.getAsLong());
+    }
 
-        Entry(State state, String token, long leaseUntil, long expiresAt, int attempts, String lastFailure,
-                MessageFacts facts) {
-            this.facts = facts;
-            this.state = state;
-            this.token = token;
-            this.leaseUntil = leaseUntil;
-            this.expiresAt = expiresAt;
-            this.attempts = attempts;
-            this.lastFailure = lastFailure;
-            this.claimedAt = nanoClock.getAsLong();
-        }
+    private record Entry(State state, String token, long leaseUntil, long expiresAt, int attempts, String lastFailure,
+            MessageFacts facts, long claimedAt) {
 
         boolean heldBy(String claimToken) {
             return state == State.CLAIMED && token.equals(claimToken);

@@ -10,13 +10,15 @@
 
 -- With partitioning time (and PostgreSQL 14 or later), a new table is partitioned by expiry: the purge job drops
 -- expired partitions whole instead of deleting rows. The extension creates, at startup, its partitions
--- and the functions its keys are written with. An existing table keeps its layout (the operations guide shows how to
--- move a running one to partitions).
+-- and the functions its keys are written with. Otherwise it is one table. An existing table keeps its layout (the
+-- operations guide shows how to move a running one to partitions).
 DO $$
+DECLARE
+    partitioned BOOLEAN := lower('${idempotency_partitioning}') = 'time'
+        AND current_setting('server_version_num')::int >= 140000;
 BEGIN
-    IF to_regclass('${idempotency_table}') IS NULL AND lower('${idempotency_partitioning}') = 'time'
-            AND current_setting('server_version_num')::int >= 140000 THEN
-        CREATE TABLE ${idempotency_table} (
+    IF to_regclass('${idempotency_table}') IS NULL THEN
+        EXECUTE format('CREATE TABLE ${idempotency_table} (
             scoped_key   VARCHAR(255) NOT NULL,
             scope        VARCHAR(255) NOT NULL,
             state        VARCHAR(16)  NOT NULL,
@@ -28,30 +30,14 @@ BEGIN
             last_failure VARCHAR(1000),
             message_id   VARCHAR(255),
             fingerprint  VARCHAR(64),
-            CONSTRAINT ${idempotency_table_name}_pkey PRIMARY KEY (scoped_key, expires_at),
+            CONSTRAINT ${idempotency_table_name}_pkey PRIMARY KEY %s,
             CONSTRAINT ${idempotency_table_name}_state_check
-                CHECK (state IN ('CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'))
-        ) PARTITION BY RANGE (expires_at);
+                CHECK (state IN (''CLAIMED'', ''CONFIRMED'', ''FAILED'', ''DEAD_LETTERED''))
+        ) %s', CASE WHEN partitioned THEN '(scoped_key, expires_at)' ELSE '(scoped_key)' END,
+            CASE WHEN partitioned THEN 'PARTITION BY RANGE (expires_at)' ELSE '' END);
     END IF;
 END
 $$;
-
--- Otherwise one table.
-CREATE TABLE IF NOT EXISTS ${idempotency_table} (
-    scoped_key   VARCHAR(255) NOT NULL PRIMARY KEY,
-    scope        VARCHAR(255) NOT NULL,
-    state        VARCHAR(16)  NOT NULL,
-    claimed_by   VARCHAR(128),
-    recorded_at  TIMESTAMP WITH TIME ZONE NOT NULL,
-    expires_at   TIMESTAMP WITH TIME ZONE NOT NULL,
-    lease_until  TIMESTAMP WITH TIME ZONE,
-    attempts     INTEGER NOT NULL DEFAULT 0,
-    last_failure VARCHAR(1000),
-    message_id   VARCHAR(255),
-    fingerprint  VARCHAR(64),
-    CONSTRAINT ${idempotency_table_name}_state_check
-        CHECK (state IN ('CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'))
-);
 
 -- A table of an earlier version: leases of seconds, attempt budgets, dead-lettered keys, message facts. (Checked first, rather than
 -- ADD COLUMN IF NOT EXISTS, so that a fresh table does not make Flyway log PostgreSQL's "already exists" notices.)

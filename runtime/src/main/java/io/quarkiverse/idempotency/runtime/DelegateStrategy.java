@@ -30,6 +30,17 @@ public record DelegateStrategy(String kind, String attribute, String connectorWi
     public static final String ATTRIBUTE = "idempotency.failure-strategy";
 
     /**
+     * @param config the application's configuration
+     * @param channel an incoming channel with {@code @Idempotent} methods
+     * @return the channel's {@code failure-strategy} when it names another strategy than the extension's (whose
+     *         outcomes would then not reach the broker), else {@code null}
+     */
+    public static String otherFailureStrategy(Config config, String channel) {
+        return config.getOptionalValue("mp.messaging.incoming." + channel + ".failure-strategy", String.class)
+                .filter(strategy -> !IDEMPOTENCY.equals(strategy)).orElse(null);
+    }
+
+    /**
      * @param channel the channel (its {@code @Incoming} name)
      * @param channelConfig the channel's attributes, as the connector sees them
      * @return the delegate's name

@@ -36,16 +36,11 @@ public class IdempotencyInterceptor {
      */
     public static final int PRIORITY = Interceptor.Priority.PLATFORM_BEFORE + 190;
 
-    private final IdempotentMethods methods;
-    private final Deliveries deliveries;
-    private final RetryInPlace retryInPlace;
+    @Inject
+    IdempotentMethods methods;
 
     @Inject
-    public IdempotencyInterceptor(IdempotentMethods methods, Deliveries deliveries) {
-        this.methods = methods;
-        this.deliveries = deliveries;
-        this.retryInPlace = new RetryInPlace(deliveries);
-    }
+    Deliveries deliveries;
 
     @AroundInvoke
     Object around(InvocationContext ic) throws Exception {
@@ -115,7 +110,7 @@ public class IdempotencyInterceptor {
         if (delivery.isDuplicate()) {
             return Uni.createFrom().nullItem();
         }
-        ic.getContextData().put(ReactiveDeliveryInterceptor.DELIVERY, delivery);
+        ic.getContextData().put(DeliveryHandOff.REACTIVE, delivery);
         Context context = Vertx.currentContext();
         Uni<Object> attempt = inbound.mayBeRedelivered() || delivery.changingKeyForm() ? onLease(ic, delivery, context)
                 : Attempts.attempt(ic);
@@ -129,12 +124,16 @@ public class IdempotencyInterceptor {
     private static Uni<Object> settled(Uni<Object> attempt, InvocationContext ic, Delivery delivery,
             InboundMessage inbound, Context context) {
         return attempt.onItemOrFailure().transformToUni((item, failure) -> {
+            Runnable afterCommit = (Runnable) ic.getContextData().remove(DeliveryHandOff.AFTER_COMMIT);
             if (failure != null) {
                 return failing(OnContext.resume(delivery.failed(failure), context));
             }
             DeliveryState state = delivery.state();
             if (state == DeliveryState.WRITTEN_IN_TRANSACTION || state == DeliveryState.CONFIRMED_IN_TRANSACTION) {
                 // no store call: the key was written or confirmed in the transaction that committed
+                if (afterCommit != null) {
+                    afterCommit.run(); // the messages the method sent through outboxes
+                }
                 return delivery.succeeded().map(ignored -> {
                     inbound.handled();
                     return item;
@@ -158,7 +157,7 @@ public class IdempotencyInterceptor {
 
     // A channel that cannot requeue one message (Kafka): a delivery to retry is retried here (RetryInPlace).
     private Object aroundInPlace(InvocationContext ic, MethodPlan plan, InboundMessage inbound) throws Exception {
-        return retryInPlace.run(() -> {
+        return RetryInPlace.run(deliveries, () -> {
             Delivery delivery = deliveries.start(plan, inbound.channel(), ic.getParameters()[0], inbound.message());
             inbound.started(delivery);
             return delivery;
@@ -179,7 +178,7 @@ public class IdempotencyInterceptor {
         if (delivery.isDuplicate() || (leaseFirst && !Blocking.await(delivery.claim()))) {
             return null; // a processor returning null emits nothing and acks the message
         }
-        ic.getContextData().put(TransactionalDeliveryInterceptor.DELIVERY, delivery);
+        ic.getContextData().put(DeliveryHandOff.JTA, delivery);
         Object result = proceed(ic, delivery);
         if (delivery.state() == DeliveryState.EXPIRED) {
             // A dead owner's claim held the key: taken over on a lease, its attempt counted, outside the transaction

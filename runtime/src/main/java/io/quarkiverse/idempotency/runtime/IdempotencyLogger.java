@@ -278,4 +278,9 @@ public interface IdempotencyLogger extends BasicLogger {
     @Message(id = 6007, value = "Outbox: the sending of row %d has waited %d s for the broker's confirm; its lease is no"
             + " longer renewed, and the relay sends it again once it runs out")
     void outboxUnconfirmed(long id, long seconds);
+
+    @LogMessage(level = WARN)
+    @Message(id = 6008, value = "Outbox: could not send the messages of a committed reactive transaction (%s); the relay"
+            + " sends them when their lease runs out")
+    void outboxNotHandedOver(String failure);
 }

@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency.runtime;
 
 import java.time.Duration;
 
+import io.quarkiverse.idempotency.IdempotencyStore.HeldClaim;
 import io.quarkiverse.idempotency.ScopedKey;
 
 /**
@@ -33,26 +34,22 @@ final class Lease {
         return key;
     }
 
-    String token() {
-        return token;
+    /** @return the claim as the store renews it */
+    HeldClaim held() {
+        return new HeldClaim(key, token, duration);
     }
 
-    /** @return how long the claim is honoured unless renewed */
-    Duration duration() {
-        return duration;
+    /**
+     * @return whether it was held for longer than the key's retention: a delivery that never ends must not hold its key
+     *         for ever
+     */
+    boolean outlived(long now) {
+        return now - claimedAt >= retention.toNanos();
     }
 
-    /** @return how long it may be renewed at most: a delivery that never ends must not hold its key for ever */
-    Duration retention() {
-        return retention;
-    }
-
-    long claimedAt() {
-        return claimedAt;
-    }
-
-    long renewedAt() {
-        return renewedAt;
+    /** @return whether a third of its duration has passed since it was last renewed */
+    boolean renewalDue(long now) {
+        return now - renewedAt >= duration.toNanos() / 3;
     }
 
     void renewedAt(long nanos) {

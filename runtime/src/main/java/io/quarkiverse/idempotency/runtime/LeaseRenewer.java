@@ -73,11 +73,11 @@ final class LeaseRenewer implements AutoCloseable {
         long now = System.nanoTime();
         List<Lease> due = new ArrayList<>();
         for (Lease d : running) {
-            if (now - d.claimedAt() >= d.retention().toNanos()) {
+            if (d.outlived(now)) {
                 // a delivery that never ended (a lost stage): let its claim run out rather than renew it for ever
                 running.remove(d);
                 LOG.renewalStopped(d.key());
-            } else if (now - d.renewedAt() >= d.duration().toNanos() / 3) {
+            } else if (d.renewalDue(now)) {
                 due.add(d);
                 d.reportIfLapsed();
             }
@@ -87,7 +87,7 @@ final class LeaseRenewer implements AutoCloseable {
         }
         List<HeldClaim> claims = new ArrayList<>(due.size());
         for (Lease d : due) {
-            claims.add(new HeldClaim(d.key(), d.token(), d.duration()));
+            claims.add(d.held());
         }
         try {
             store.renew(claims);

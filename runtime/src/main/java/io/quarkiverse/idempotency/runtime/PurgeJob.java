@@ -16,12 +16,8 @@ public class PurgeJob {
     /** The job's identity in the Quarkus scheduler. */
     public static final String IDENTITY = "idempotency-purge";
 
-    private final IdempotencyPurge purge;
-
     @Inject
-    public PurgeJob(IdempotencyPurge purge) {
-        this.purge = purge;
-    }
+    IdempotencyPurge purge;
 
     @Scheduled(identity = IDENTITY, every = "${quarkus.idempotency.purge.every}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP, skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     void purge() {

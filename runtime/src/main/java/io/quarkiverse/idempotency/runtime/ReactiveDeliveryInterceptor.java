@@ -1,6 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
 import jakarta.annotation.Priority;
+import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
@@ -13,6 +14,8 @@ import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.runtime.database.SessionKeys;
 import io.quarkiverse.idempotency.runtime.database.SqlKeyStore;
+import io.quarkiverse.idempotency.runtime.outbox.Outbox;
+import io.quarkiverse.idempotency.runtime.outbox.SessionOutbox;
 import io.quarkus.hibernate.reactive.panache.common.runtime.SessionOperations;
 import io.smallrye.mutiny.Uni;
 
@@ -24,27 +27,22 @@ import io.smallrye.mutiny.Uni;
  */
 @Idempotent
 @Interceptor
-@Priority(ReactiveDeliveryInterceptor.PRIORITY)
+@Priority(DeliveryHandOff.INSIDE_TRANSACTION) // its transaction is open here
 public class ReactiveDeliveryInterceptor {
 
-    /** Just inside {@code @WithTransaction} (PLATFORM_BEFORE + 200), so that its transaction is open here. */
-    public static final int PRIORITY = Interceptor.Priority.PLATFORM_BEFORE + 210;
-    /**
-     * Where the outer interceptor leaves the delivery of a {@code @WithTransaction} method for this one. A constant, so
-     * that the outer one never loads this class, which needs Hibernate Reactive (a native image would initialize it).
-     */
-    static final String DELIVERY = "io.quarkiverse.idempotency.runtime.Delivery.reactive";
-
     private final SessionKeys keys;
+    /** What the handler sends through outboxes, written in its transaction; {@code null} without an outbox. */
+    private final SessionOutbox outbox;
 
     @Inject
-    public ReactiveDeliveryInterceptor(IdempotencyStore store) {
+    public ReactiveDeliveryInterceptor(IdempotencyStore store, Instance<Outbox> outboxes) {
         this.keys = store instanceof SqlKeyStore database ? new SessionKeys(database) : null;
+        this.outbox = outboxes.isResolvable() ? new SessionOutbox(outboxes.get()) : null;
     }
 
     @AroundInvoke
     Object around(InvocationContext ic) throws Exception {
-        if (!(ic.getContextData().get(DELIVERY) instanceof Delivery delivery)) {
+        if (!(ic.getContextData().get(DeliveryHandOff.REACTIVE) instanceof Delivery delivery)) {
             return ic.proceed();
         }
         MethodPlan plan = delivery.target().plan();
@@ -63,19 +61,41 @@ public class ReactiveDeliveryInterceptor {
 
     private Uni<Object> inTransaction(InvocationContext ic, Delivery delivery, Mutiny.QueryProducer session) {
         TransactionKeys transaction = keys.in(session);
+        Uni<Object> ran;
         if (delivery.state() != DeliveryState.KEYED) {
             // claimed on a lease before this transaction (a redelivery, or a dead owner's claim taken over): the
             // handler runs, and the claim is confirmed in its transaction; a failure rolls the transaction back, and
             // the outer interceptor counts it
-            return Attempts.attempt(ic).call(() -> delivery.confirmInTransaction(transaction)
+            ran = attempt(ic, session).call(() -> delivery.confirmInTransaction(transaction)
                     .invoke(confirmed -> {
                         if (!confirmed) {
                             throw new ClaimLostException(delivery.key()); // taken over: this run's work must not commit
                         }
                     }));
+        } else {
+            // the handler runs for a new key; a duplicate, or a dead owner's claim to take over first, ends the
+            // transaction
+            ran = delivery.claimInTransaction(transaction,
+                    run -> run ? attempt(ic, session) : Uni.createFrom().nullItem());
         }
-        // the handler runs for a new key; a duplicate, or a dead owner's claim to take over first, ends the transaction
-        return delivery.claimInTransaction(transaction,
-                run -> run ? Attempts.attempt(ic) : Uni.createFrom().nullItem());
+        // A handler that marked its transaction for rollback returned normally, and @WithTransaction rolls it back:
+        // a failed attempt, never an ack (nor a message sent through an outbox)
+        Mutiny.Transaction reactive = session instanceof Mutiny.Session s ? s.currentTransaction()
+                : session instanceof Mutiny.StatelessSession s ? s.currentTransaction() : null;
+        return reactive == null ? ran : ran.invoke(() -> {
+            if (reactive.isMarkedForRollback()) {
+                delivery.transactionEnded(false);
+            }
+        });
+    }
+
+    // The handler; what it sends through outboxes is written in its transaction once it returned, and sent by the outer
+    // interceptor once that transaction committed.
+    private Uni<Object> attempt(InvocationContext ic, Mutiny.QueryProducer session) {
+        if (outbox == null) {
+            return Attempts.attempt(ic);
+        }
+        return outbox.around(() -> Attempts.attempt(ic), SessionKeys.calls(session),
+                send -> ic.getContextData().put(DeliveryHandOff.AFTER_COMMIT, send));
     }
 }

@@ -25,16 +25,8 @@ import io.smallrye.mutiny.Uni;
  */
 @Idempotent
 @Interceptor
-@Priority(TransactionalDeliveryInterceptor.PRIORITY)
+@Priority(DeliveryHandOff.INSIDE_TRANSACTION) // the transaction is active here
 public class TransactionalDeliveryInterceptor {
-
-    /** Just inside {@code @Transactional} (PLATFORM_BEFORE + 200), so the transaction is active here. */
-    public static final int PRIORITY = Interceptor.Priority.PLATFORM_BEFORE + 210;
-    /**
-     * Where the outer interceptor leaves the delivery for this one, in the invocation context data. A constant, so that
-     * the outer one never loads this class, which needs JTA.
-     */
-    static final String DELIVERY = "io.quarkiverse.idempotency.runtime.Delivery";
 
     private final TransactionSynchronizationRegistry registry;
     private final IdempotencyStore store;
@@ -49,7 +41,7 @@ public class TransactionalDeliveryInterceptor {
 
     @AroundInvoke
     Object around(InvocationContext ic) throws Exception {
-        if (!(ic.getContextData().get(DELIVERY) instanceof Delivery delivery)) {
+        if (!(ic.getContextData().get(DeliveryHandOff.JTA) instanceof Delivery delivery)) {
             return ic.proceed();
         }
         MethodPlan plan = delivery.target().plan();

@@ -75,6 +75,32 @@ public class RabbitQueues implements AutoCloseable {
         }
     }
 
+    /**
+     * Declares a durable queue bound to a fanout exchange (declared as the connector declares an outgoing channel's),
+     * and empties it: it then receives what the application sends to the exchange.
+     */
+    public void bind(String queue, String exchange) {
+        try (Channel c = connection.createChannel()) {
+            c.exchangeDeclare(exchange, "fanout", true);
+            c.queueDeclare(queue, true, false, false, Map.of());
+            c.queueBind(queue, exchange, "");
+            c.queuePurge(queue);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** @return the next message of a queue, acknowledged, or {@code null} when there is none */
+    public GetResponse next(String queue) {
+        try {
+            synchronized (channel) {
+                return channel.basicGet(queue, true);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** @return messages ready in a queue (not counting those delivered and not yet acked) */
     public long ready(String queue) {
         try (Channel c = connection.createChannel()) {

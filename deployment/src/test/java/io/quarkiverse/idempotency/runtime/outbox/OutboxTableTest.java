@@ -182,7 +182,7 @@ class OutboxTableTest {
         });
         OutboxSender sender = new OutboxSender(table, new OutboxSettings(LEASE, 500, Duration.ofSeconds(1),
                 Duration.ofMinutes(5)), Runnable::run, Map.of("receipts", open, "audit", unsubscribed),
-                new OutboxCounts());
+                new OutboxCounters());
         long first = insert("receipts", "instance-a", "now() + interval '1 minute'");
         long second = insert("audit", "instance-a", "now() + interval '1 minute'");
         long third = insert("receipts", "instance-a", "now() + interval '1 minute'");

@@ -65,5 +65,7 @@ class SchemaIT {
         assertTrue(exited.code() != 0, "startup fails");
         assertTrue(exited.log().contains("The outbox table 'idempotency_outbox' does not exist"), exited.log());
         assertTrue(exited.log().contains("classpath:db/idempotency/outbox/flyway"), "names the remedy");
+        assertTrue(exited.log().contains("create it with: CREATE TABLE IF NOT EXISTS idempotency_outbox ("),
+                "gives the statements to run by hand");
     }
 }

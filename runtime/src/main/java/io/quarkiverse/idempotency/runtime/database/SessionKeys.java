@@ -26,6 +26,11 @@ public final class SessionKeys {
         this.protocol = store.protocol();
     }
 
+    /** @return the statements of the transaction of {@code session}, through its reactive connection */
+    public static SqlCalls calls(Mutiny.QueryProducer session) {
+        return new SessionCalls(session);
+    }
+
     /** @return the writes of a delivery's key in the transaction of {@code session} */
     public TransactionKeys in(Mutiny.QueryProducer session) {
         SqlCalls db = new SessionCalls(session);

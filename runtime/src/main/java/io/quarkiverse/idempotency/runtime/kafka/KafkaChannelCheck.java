@@ -40,9 +40,8 @@ public class KafkaChannelCheck {
         List<String> problems = new ArrayList<>();
         for (String channel : methods.channelsOf(CONNECTOR)) {
             String prefix = "mp.messaging.incoming." + channel + ".";
-            String strategy = config.getOptionalValue(prefix + "failure-strategy", String.class)
-                    .orElse(KafkaIdempotencyFailureHandlerFactory.NAME);
-            if (!KafkaIdempotencyFailureHandlerFactory.NAME.equals(strategy)) {
+            String strategy = DelegateStrategy.otherFailureStrategy(config, channel);
+            if (strategy != null) {
                 problems.add("Channel " + channel + " has @Idempotent methods but " + prefix + "failure-strategy="
                         + strategy + ", so their outcomes are not mapped to Kafka (" + ("ignore".equals(strategy)
                                 ? "a failed record's offset would be committed past it, and the record lost"

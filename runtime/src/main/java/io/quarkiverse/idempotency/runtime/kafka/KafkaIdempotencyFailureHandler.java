@@ -27,22 +27,8 @@ import io.smallrye.reactive.messaging.kafka.fault.KafkaFailureHandler;
  * again. A record whose payload could not be converted for the method
  * (it never reached it) is dead-lettered at once. Any other failure goes to the delegate strategy.
  */
-final class KafkaIdempotencyFailureHandler implements KafkaFailureHandler {
-
-    private final String channel;
-    private final KafkaFailureHandler deadLetters;
-    private final KafkaFailureHandler delegate;
-    private final KafkaFailureHandler stop;
-    private final Deliveries deliveries;
-
-    KafkaIdempotencyFailureHandler(String channel, KafkaFailureHandler deadLetters, KafkaFailureHandler delegate,
-            KafkaFailureHandler stop, Deliveries deliveries) {
-        this.channel = channel;
-        this.deadLetters = deadLetters;
-        this.delegate = delegate;
-        this.stop = stop;
-        this.deliveries = deliveries;
-    }
+record KafkaIdempotencyFailureHandler(String channel, KafkaFailureHandler deadLetters, KafkaFailureHandler delegate,
+        KafkaFailureHandler stop, Deliveries deliveries) implements KafkaFailureHandler {
 
     @Override
     public <K, V> Uni<Void> handle(IncomingKafkaRecord<K, V> record, Throwable reason, Metadata metadata) {

@@ -29,20 +29,19 @@ public final class RetryInPlace {
         Object run(Delivery delivery) throws Exception;
     }
 
-    private final Deliveries deliveries;
-
-    public RetryInPlace(Deliveries deliveries) {
-        this.deliveries = deliveries;
+    private RetryInPlace() {
     }
 
     /**
+     * @param deliveries the deliveries, whose requeue delay is the retry's when the outcome names none
      * @param start starts a delivery of the message, one for each attempt
      * @param stillOwned whether the consumer still owns the message
      * @return the outcome of the attempt that ended it
      * @throws IdempotencyException the outcome of the last attempt when it is not to be retried; a
      *         {@link DeliveryRevokedException} when the consumer no longer owns the message
      */
-    public Object run(Supplier<Delivery> start, BooleanSupplier stillOwned, Attempt attempt) throws Exception {
+    public static Object run(Deliveries deliveries, Supplier<Delivery> start, BooleanSupplier stillOwned, Attempt attempt)
+            throws Exception {
         for (;;) {
             Delivery delivery = start.get();
             try {
@@ -50,7 +49,7 @@ public final class RetryInPlace {
             } catch (IdempotencyException e) {
                 Duration delay = e.retryDelay() != null ? e.retryDelay() : deliveries.requeueDelay();
                 CompletionStage<Void> sooner = e instanceof DeliveryInProgressException busy ? busy.holderEnded() : null;
-                if (!e.requeue() || !await(delay, sooner, stillOwned)) {
+                if (!e.requeue() || !await(deliveries, delay, sooner, stillOwned)) {
                     throw stillOwned.getAsBoolean() ? e : new DeliveryRevokedException(delivery.key(), e);
                 }
             }
@@ -64,7 +63,8 @@ public final class RetryInPlace {
      * @return {@code false} when the application began to stop meanwhile, the thread was interrupted, or the consumer
      *         no longer owns the message: the delivery must not be retried
      */
-    boolean await(Duration delay, CompletionStage<Void> sooner, BooleanSupplier stillOwned) {
+    private static boolean await(Deliveries deliveries, Duration delay, CompletionStage<Void> sooner,
+            BooleanSupplier stillOwned) {
         long end = System.nanoTime() + delay.toNanos();
         CompletableFuture<Void> early = sooner == null ? null : sooner.toCompletableFuture();
         while (!deliveries.stopping() && stillOwned.getAsBoolean()) {

@@ -29,14 +29,11 @@ import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
 @ApplicationScoped
 public class UnreadableRecords implements PublisherDecorator {
 
-    private final IdempotentMethods methods;
-    private final Deliveries deliveries;
+    @Inject
+    IdempotentMethods methods;
 
     @Inject
-    public UnreadableRecords(IdempotentMethods methods, Deliveries deliveries) {
-        this.methods = methods;
-        this.deliveries = deliveries;
-    }
+    Deliveries deliveries;
 
     @Override
     public Multi<? extends Message<?>> decorate(Multi<? extends Message<?>> publisher, List<String> channelNames,

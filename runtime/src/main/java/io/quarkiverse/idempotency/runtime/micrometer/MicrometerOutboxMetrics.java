@@ -10,7 +10,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.quarkiverse.idempotency.runtime.outbox.Outbox;
-import io.quarkiverse.idempotency.runtime.outbox.OutboxCounts;
 import io.quarkus.runtime.StartupEvent;
 
 /**
@@ -22,14 +21,14 @@ import io.quarkus.runtime.StartupEvent;
 public class MicrometerOutboxMetrics {
 
     void register(@Observes StartupEvent event, MeterRegistry registry, Outbox outbox) {
-        FunctionCounter.builder("idempotency.outbox.sent", outbox.counts(), OutboxCounts::sentAtOnce).tag("path", "at-commit")
+        FunctionCounter.builder("idempotency.outbox.sent", outbox, o -> o.counts().sentAtOnce()).tag("path", "at-commit")
                 .description("Outbox messages sent and confirmed just after their transaction committed")
                 .register(registry);
-        FunctionCounter.builder("idempotency.outbox.sent", outbox.counts(), OutboxCounts::relayed).tag("path", "relay")
+        FunctionCounter.builder("idempotency.outbox.sent", outbox, o -> o.counts().relayed()).tag("path", "relay")
                 .description("Outbox messages sent and confirmed by the relay (after a crash, a refusal, or for"
                         + " another instance): re-sends, under their ids")
                 .register(registry);
-        FunctionCounter.builder("idempotency.outbox.failures", outbox.counts(), OutboxCounts::failures)
+        FunctionCounter.builder("idempotency.outbox.failures", outbox, o -> o.counts().failures())
                 .description("Outbox sendings the broker refused or that failed; each is retried").register(registry);
         Gauge.builder("idempotency.outbox.waiting", outbox, o -> o.lastBacklog().waiting())
                 .description("Outbox messages not yet confirmed, as the relay job last counted them").register(registry);

@@ -43,7 +43,7 @@ public class Outbox {
     private final Executor worker;
     private final Iterable<OutgoingIds> connectors;
     private final Map<String, ChannelOutbox<?>> channels = new ConcurrentHashMap<>();
-    private final OutboxCounts counts = new OutboxCounts();
+    private final OutboxCounters counters = new OutboxCounters();
     private final OutboxSender sender;
     /**
      * Rows this instance wrote and then gave up sending at once (the durability of their commit could not be learnt,
@@ -61,7 +61,7 @@ public class Outbox {
         this.owner = worker.value();
         this.settings = settings;
         this.worker = executor;
-        this.sender = new OutboxSender(table, settings, executor, channels, counts);
+        this.sender = new OutboxSender(table, settings, executor, channels, counters);
     }
 
     OutboxTable table() {
@@ -109,18 +109,29 @@ public class Outbox {
         return channels;
     }
 
-    /** Writes a message in the caller's transaction; sent once the transaction has committed. */
+    /**
+     * Writes a message in the caller's transaction; sent once the transaction has committed. In an
+     * {@code @Idempotent @WithTransaction} handler, it is written once the handler returned, in its transaction
+     * ({@link SessionOutbox}).
+     */
     String write(ChannelOutbox<?> channel, Object payload, String givenId, String key) {
         int status = transactions.getTransactionStatus();
-        if (status != Status.STATUS_ACTIVE) {
+        PendingWrites reactive = status == Status.STATUS_ACTIVE ? null : PendingWrites.current();
+        if (status != Status.STATUS_ACTIVE && reactive == null) {
             throw new IllegalStateException("The outbox of channel '" + channel.channel() + "' writes in the caller's"
                     + " transaction, and there is " + (status == Status.STATUS_NO_TRANSACTION ? "none"
                             : "none active (status " + status + ")")
                     + ": the message is not sent. Send it from a @Transactional method (on the datasource of the"
-                    + " idempotency keys), or through a plain Emitter if it needs no outbox");
+                    + " idempotency keys), from an @Idempotent @WithTransaction method while it runs, or through a"
+                    + " plain Emitter if it needs no outbox");
         }
         String messageId = givenId != null ? givenId : UUID.randomUUID().toString();
         byte[] stored = OutboxPayloads.encode(payload);
+        if (reactive != null) {
+            reactive.add(new PendingWrites.Pending(messageId, channel.channel(), key, OutboxPayloads.kind(payload),
+                    stored, payload));
+            return messageId;
+        }
         OutboxTable.Written written;
         try {
             written = table.insert(messageId, channel.channel(), key, OutboxPayloads.kind(payload), stored, owner,
@@ -143,6 +154,30 @@ public class Outbox {
                 written.leasedUntil()));
         pending.asynchronousCommit |= written.asynchronousCommit();
         return messageId;
+    }
+
+    /**
+     * Sends the rows a reactive transaction wrote, once it committed ({@link SessionOutbox}). A failure to hand them
+     * over (the application stopping) leaves them to the relay: it never fails the delivery whose transaction committed.
+     */
+    void committed(List<OutboxRow> rows, long firstWritten, boolean asynchronousCommit) {
+        AfterCommit committed = new AfterCommit();
+        committed.rows.addAll(rows);
+        committed.firstWritten = firstWritten;
+        committed.asynchronousCommit = asynchronousCommit;
+        try {
+            committed.afterCompletion(Status.STATUS_COMMITTED);
+        } catch (RuntimeException e) {
+            LOG.outboxNotHandedOver(e.toString());
+        }
+    }
+
+    String owner() {
+        return owner;
+    }
+
+    OutboxSettings settings() {
+        return settings;
     }
 
     private AfterCommit pending() {
@@ -174,7 +209,7 @@ public class Outbox {
             }
             if (!asynchronousCommit) {
                 sendAll();
-                counts.afterCommitsHandled.increment();
+                counters.afterCommitsHandled.increment();
                 return;
             }
             // a message must not announce work that a database crash in the next milliseconds would undo: once the
@@ -189,7 +224,7 @@ public class Outbox {
                     LOG.outboxNotDurableAt(e.getMessage(), rows.size()); // the rows, if they survived, are relayed
                     giveUp();
                 } finally {
-                    counts.afterCommitsHandled.increment();
+                    counters.afterCommitsHandled.increment();
                 }
             });
         }
@@ -220,11 +255,11 @@ public class Outbox {
      * @return how many rows it claimed
      */
     public int relayDue() {
-        counts.relayRunsStarted.increment();
+        counters.relayRunsStarted.increment();
         try {
             return relayEachBatch();
         } finally {
-            counts.relayRunsEnded.increment();
+            counters.relayRunsEnded.increment();
         }
     }
 
@@ -317,9 +352,9 @@ public class Outbox {
         return relayDue();
     }
 
-    /** @return what the outbox has done since the start */
+    /** @return what the outbox has done since the start, as of now */
     public OutboxCounts counts() {
-        return counts;
+        return counters.now();
     }
 
     /** @return the rows waiting and the age of the oldest, read from the table now */

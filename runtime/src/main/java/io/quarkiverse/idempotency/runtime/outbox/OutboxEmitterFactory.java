@@ -46,36 +46,14 @@ public class OutboxEmitterFactory implements EmitterFactory<ChannelOutbox<Object
     }
 
     /** The channel's configuration with a buffer of at least {@link #BUFFER} messages, whatever its overflow. */
-    private record Buffered(EmitterConfiguration configuration, long size) implements EmitterConfiguration {
+    private record Buffered(String name, EmitterFactoryFor emitterType, OnOverflow.Strategy overflowBufferStrategy,
+            long overflowBufferSize, boolean broadcast, int numberOfSubscriberBeforeConnecting)
+            implements
+                EmitterConfiguration {
 
-        @Override
-        public String name() {
-            return configuration.name();
-        }
-
-        @Override
-        public EmitterFactoryFor emitterType() {
-            return configuration.emitterType();
-        }
-
-        @Override
-        public OnOverflow.Strategy overflowBufferStrategy() {
-            return OnOverflow.Strategy.BUFFER;
-        }
-
-        @Override
-        public long overflowBufferSize() {
-            return size;
-        }
-
-        @Override
-        public boolean broadcast() {
-            return configuration.broadcast();
-        }
-
-        @Override
-        public int numberOfSubscriberBeforeConnecting() {
-            return configuration.numberOfSubscriberBeforeConnecting();
+        Buffered(EmitterConfiguration configuration, long size) {
+            this(configuration.name(), configuration.emitterType(), OnOverflow.Strategy.BUFFER, size,
+                    configuration.broadcast(), configuration.numberOfSubscriberBeforeConnecting());
         }
     }
 

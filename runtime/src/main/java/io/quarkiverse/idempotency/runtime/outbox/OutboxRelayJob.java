@@ -19,12 +19,8 @@ public class OutboxRelayJob {
 
     private static final IdempotencyLogger LOG = IdempotencyLogger.of(OutboxRelayJob.class);
 
-    private final Outbox outbox;
-
     @Inject
-    public OutboxRelayJob(Outbox outbox) {
-        this.outbox = outbox;
-    }
+    Outbox outbox;
 
     @Scheduled(identity = IDENTITY, every = "${quarkus.idempotency.outbox.relay-every}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP, skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     void relay() {

@@ -44,7 +44,7 @@ final class OutboxSender {
     /** The worker after a short wait: the rows confirmed meanwhile share one DELETE and its commit. */
     private final Executor deleter;
     private final Map<String, ChannelOutbox<?>> channels;
-    private final OutboxCounts counts;
+    private final OutboxCounters counters;
     /** Rows confirmed and not deleted yet, each with its lease's end as this instance knows it. */
     private final ConcurrentLinkedQueue<Map.Entry<Long, Long>> sent = new ConcurrentLinkedQueue<>();
     /** Rows handed to their channel and not confirmed or refused yet, by id: their leases are renewed meanwhile. */
@@ -55,13 +55,13 @@ final class OutboxSender {
     };
 
     OutboxSender(OutboxTable table, OutboxSettings settings, Executor worker, Map<String, ChannelOutbox<?>> channels,
-            OutboxCounts counts) {
+            OutboxCounters counters) {
         this.table = table;
         this.settings = settings;
         this.worker = worker;
         this.deleter = CompletableFuture.delayedExecutor(DELETE_WAIT_MILLIS, TimeUnit.MILLISECONDS, worker);
         this.channels = channels;
-        this.counts = counts;
+        this.counters = counters;
     }
 
     /** @param listener told the nanoseconds from each message's sending to its broker confirm */
@@ -88,7 +88,7 @@ final class OutboxSender {
                 List<Map.Entry<Long, Long>> leases = new ArrayList<>(rows.size() - i);
                 leases.add(Map.entry(row.id(), flight.settle(inFlight, notTaken)));
                 rows.subList(i + 1, rows.size()).forEach(next -> leases.add(Map.entry(next.id(), next.leasedUntil())));
-                counts.failures.increment();
+                counters.failures.increment();
                 // the channel busy is no refusal by the broker: not logged, retried all the same
                 worker.execute(() -> recordFailure(row, leases, notTaken, false));
                 break;
@@ -153,11 +153,11 @@ final class OutboxSender {
             long lease = flight.settle(inFlight, failure);
             if (failure == null) {
                 confirmed.accept(System.nanoTime() - started);
-                (relay ? counts.relayed : counts.sentAtOnce).increment();
+                (relay ? counters.relayed : counters.sentAtOnce).increment();
                 confirmedAt(row.id(), lease);
                 return true;
             }
-            counts.failures.increment();
+            counters.failures.increment();
             worker.execute(() -> recordFailure(row, List.of(Map.entry(row.id(), lease)), failure, true));
             return false;
         });

@@ -60,10 +60,10 @@ public class OutboxStartup {
                     + " quarkus.idempotency.database.schema-management=update", null);
         }
         if (!exists) {
-            throw new StoreMisconfiguredException("The outbox table '" + table.name() + "' does not exist. Create it"
-                    + " with the script db/idempotency/outbox/postgresql/V1100__create_idempotency_outbox.sql of the"
-                    + " extension's jar, add classpath:db/idempotency/outbox/flyway to quarkus.flyway.locations, or set"
-                    + " quarkus.idempotency.database.schema-management=update", null);
+            throw new StoreMisconfiguredException("The outbox table '" + table.name() + "' does not exist. Add"
+                    + " classpath:db/idempotency/outbox/flyway to quarkus.flyway.locations, set"
+                    + " quarkus.idempotency.database.schema-management=update, or create it with: "
+                    + String.join("; ", OutboxTable.schema(table.name())), null);
         }
     }
 

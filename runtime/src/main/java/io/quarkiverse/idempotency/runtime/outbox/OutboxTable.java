@@ -107,12 +107,7 @@ final class OutboxTable {
                 throw new IllegalStateException("The outbox table's datasource does not join the sender's transaction"
                         + " (quarkus.datasource.jdbc.transactions): the message is not sent");
             }
-            // the lease runs from now, not from the transaction's start: a slow handler's row is not due on arrival
-            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + name + " (message_id, channel, message_key,"
-                    + " payload_type, payload, lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, ?, clock_timestamp() + ?"
-                    + " * interval"
-                    + " '1 millisecond') RETURNING id, current_setting('synchronous_commit') = 'off', "
-                    + leasedUntil("lease_until"))) {
+            try (PreparedStatement ps = c.prepareStatement(insertStatement())) {
                 ps.setString(1, messageId);
                 ps.setString(2, channel);
                 ps.setString(3, key);
@@ -126,6 +121,17 @@ final class OutboxTable {
                 }
             }
         }, "Could not write a message for channel '" + channel + "' to the outbox table '" + name + "'");
+    }
+
+    /**
+     * @return the statement that writes a message in the sender's transaction: message id, channel, key, payload type,
+     *         payload, owner and lease in milliseconds, answering the row's {@link Written}. Its lease runs from now,
+     *         not from the transaction's start: a slow handler's row is not due on arrival.
+     */
+    String insertStatement() {
+        return "INSERT INTO " + name + " (message_id, channel, message_key, payload_type, payload, lease_owner,"
+                + " lease_until) VALUES (?, ?, ?, ?, ?, ?, clock_timestamp() + ? * interval '1 millisecond')"
+                + " RETURNING id, current_setting('synchronous_commit') = 'off', " + leasedUntil("lease_until");
     }
 
     /**

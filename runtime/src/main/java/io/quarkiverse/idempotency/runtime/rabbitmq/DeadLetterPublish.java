@@ -12,29 +12,14 @@ import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
  * confirmed that it routed the copy; a copy it cannot route or take leaves the message to come back after the requeue
  * delay, never lost. When the broker dead-letters the queue itself (a policy), the message is rejected without
  * requeue.
+ *
+ * @param target where dead letters are published, or {@code null} to reject them to the broker's own dead-lettering
+ * @param requeue where a message goes when its copy could not be published
  */
-final class DeadLetterPublish {
+record DeadLetterPublish(String channel, DeadLetterTarget target, Requeue requeue, Supplier<Duration> requeueDelay,
+        Duration confirmTimeout) {
 
     private static final IdempotencyLogger LOG = IdempotencyLogger.of(DeadLetterPublish.class);
-
-    private final String channel;
-    private final DeadLetterTarget target;
-    private final Requeue requeue;
-    private final Supplier<Duration> requeueDelay;
-    private final Duration confirmTimeout;
-
-    /**
-     * @param target where dead letters are published, or {@code null} to reject them to the broker's own dead-lettering
-     * @param requeue where a message goes when its copy could not be published
-     */
-    DeadLetterPublish(String channel, DeadLetterTarget target, Requeue requeue, Supplier<Duration> requeueDelay,
-            Duration confirmTimeout) {
-        this.channel = channel;
-        this.target = target;
-        this.requeue = requeue;
-        this.requeueDelay = requeueDelay;
-        this.confirmTimeout = confirmTimeout;
-    }
 
     /** Dead-letters the message; blocks on the broker's confirm (never call it on the event loop). */
     void deadLetter(DeliveredMessage delivered, IdempotencyException outcome) {

@@ -10,6 +10,7 @@ import jakarta.inject.Singleton;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
 
+import io.quarkiverse.idempotency.runtime.DelegateStrategy;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.quarkiverse.idempotency.runtime.IdempotentMethods;
@@ -37,9 +38,8 @@ public class RabbitMQChannelCheck {
                 .filter(s -> !RabbitMQIdempotencyFailureHandlerFactory.NAME.equals(s)).orElse(null);
         for (String channel : methods.channelsOf(CONNECTOR)) {
             String prefix = "mp.messaging.incoming." + channel + ".";
-            String strategy = config.getOptionalValue(prefix + "failure-strategy", String.class)
-                    .orElse(RabbitMQIdempotencyFailureHandlerFactory.NAME);
-            if (!RabbitMQIdempotencyFailureHandlerFactory.NAME.equals(strategy)) {
+            String strategy = DelegateStrategy.otherFailureStrategy(config, channel);
+            if (strategy != null) {
                 problems.add("Channel " + channel + " has @Idempotent methods but " + prefix + "failure-strategy="
                         + strategy + ", so their outcomes are not mapped to the broker (a busy message would not wait"
                         + " and retry, a poison message would not be dead-lettered after its attempts). Remove that"

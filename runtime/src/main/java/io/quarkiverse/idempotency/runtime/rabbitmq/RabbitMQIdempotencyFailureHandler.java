@@ -19,38 +19,13 @@ import io.vertx.mutiny.core.Context;
  * ({@link Requeue}); a message to dead-letter is published to the dead-letter exchange with publisher confirms, then
  * acknowledged ({@link DeadLetterPublish}), and so is a message whose payload could not be converted for the method
  * (it never reached it). Any other failure goes to the strategy named by {@code idempotency.failure-strategy}.
+ *
+ * @param connectorChannel the channel as the connector names it ({@code <channel>$<i>} for a copy)
  */
-final class RabbitMQIdempotencyFailureHandler implements RabbitMQFailureHandler {
-
-    private static final Duration CONFIRM_TIMEOUT = Duration.ofSeconds(10);
-
-    private final String channel;
-    private final String connectorChannel;
-    private final RabbitMQFailureHandler delegate;
-    private final Deliveries deliveries;
-    private final RabbitMQConsumerChannels consumers;
-    private final Requeue requeue;
-    private final DeadLetterPublish deadLetters;
-
-    /**
-     * @param connectorChannel the channel as the connector names it ({@code <channel>$<i>} for a copy)
-     * @param deadLetters where dead letters are published, or {@code null} to reject them to the broker's own
-     *        dead-lettering
-     * @param quorum whether the queue is a quorum queue, whose delivery limit counts every requeue
-     * @param prefetch the channel's prefetch ({@code max-outstanding-messages}), or 0 when it has none
-     */
-    RabbitMQIdempotencyFailureHandler(String channel, String connectorChannel, RabbitMQFailureHandler delegate,
-            Deliveries deliveries, DeadLetterTarget deadLetters, RabbitMQConsumerChannels consumers, String queue,
-            boolean quorum, int prefetch) {
-        this.channel = channel;
-        this.connectorChannel = connectorChannel;
-        this.delegate = delegate;
-        this.deliveries = deliveries;
-        this.consumers = consumers;
-        this.requeue = new Requeue(channel, queue, quorum, prefetch, CONFIRM_TIMEOUT);
-        this.deadLetters = new DeadLetterPublish(channel, deadLetters, requeue, deliveries::requeueDelay,
-                CONFIRM_TIMEOUT);
-    }
+record RabbitMQIdempotencyFailureHandler(String channel, String connectorChannel, RabbitMQFailureHandler delegate,
+        Deliveries deliveries, RabbitMQConsumerChannels consumers, Requeue requeue, DeadLetterPublish deadLetters)
+        implements
+            RabbitMQFailureHandler {
 
     @Override
     public <V> CompletionStage<Void> handle(IncomingRabbitMQMessage<V> message, Metadata metadata, Context context,

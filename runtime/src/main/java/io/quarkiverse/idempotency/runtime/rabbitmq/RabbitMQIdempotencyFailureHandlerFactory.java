@@ -1,5 +1,7 @@
 package io.quarkiverse.idempotency.runtime.rabbitmq;
 
+import java.time.Duration;
+
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
@@ -37,6 +39,9 @@ public class RabbitMQIdempotencyFailureHandlerFactory implements RabbitMQFailure
             CONNECTOR_STRATEGY, "RabbitMQ", "reject",
             "fail, accept, reject, requeue, or the @Identifier of a RabbitMQFailureHandler.Factory bean");
 
+    /** How long a requeued copy or a dead letter waits for the broker's confirm. */
+    private static final Duration CONFIRM_TIMEOUT = Duration.ofSeconds(10);
+
     private final Instance<RabbitMQFailureHandler.Factory> factories;
     private final Deliveries deliveries;
     private final RabbitMQConsumerChannels consumers;
@@ -62,9 +67,12 @@ public class RabbitMQIdempotencyFailureHandlerFactory implements RabbitMQFailure
         DeadLetterTarget deadLetters = deadLetterTarget(configuration);
         replays.register(channel, configuration.getChannel(), queue, deadLetters == null ? null
                 : configuration.getDeadLetterQueueName().orElse(queue + ".dlq"));
+        // a quorum queue's delivery limit counts every requeue; the prefetch bounds the messages waiting to be requeued
+        Requeue requeue = new Requeue(channel, queue, quorum, configuration.getMaxOutstandingMessages().orElse(0),
+                CONFIRM_TIMEOUT);
         return new RabbitMQIdempotencyFailureHandler(channel, configuration.getChannel(),
-                delegate.create(configuration, connector), deliveries, deadLetters, consumers, queue,
-                quorum, configuration.getMaxOutstandingMessages().orElse(0));
+                delegate.create(configuration, connector), deliveries, consumers, requeue,
+                new DeadLetterPublish(channel, deadLetters, requeue, deliveries::requeueDelay, CONFIRM_TIMEOUT));
     }
 
     // The exchange and routing key the connector declared the queue with (auto-bind-dlq); without them, dead letters

@@ -1,0 +1,79 @@
+package io.quarkiverse.idempotency.runtime.outbox;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+import io.quarkiverse.idempotency.runtime.database.SqlCalls;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * The outbox in a Hibernate Reactive handler's transaction ({@code @Idempotent @WithTransaction}): what the handler
+ * sends while it runs is written through the session of its transaction once it returned, so the work, the key and
+ * the messages are one commit; the messages are sent once that transaction committed, as a JTA transaction's are.
+ * Nothing here blocks.
+ */
+public final class SessionOutbox {
+
+    private final Outbox outbox;
+
+    public SessionOutbox(Outbox outbox) {
+        this.outbox = outbox;
+    }
+
+    /**
+     * Runs a handler, taking what it sends through outboxes, and writes that in its transaction after it returned.
+     *
+     * @param handler the handler's attempt, on the message's (duplicated) context
+     * @param session the statements of the handler's transaction, through its session
+     * @param afterCommit told what to run once the transaction committed (it sends the messages written), when the
+     *        handler sent any
+     */
+    public <T> Uni<T> around(Supplier<Uni<T>> handler, SqlCalls session,
+            Consumer<Runnable> afterCommit) {
+        PendingWrites writes = PendingWrites.open();
+        Uni<T> attempt;
+        try {
+            attempt = handler.get();
+        } catch (RuntimeException e) {
+            writes.close();
+            throw e;
+        }
+        // closed however it ends: with its item, a failure (rolled back, and what it sent with it) or a cancellation
+        return attempt.onTermination().invoke(writes::close).onItem().transformToUni(item -> {
+            List<PendingWrites.Pending> sent = writes.taken();
+            if (sent.isEmpty()) {
+                return Uni.createFrom().item(item);
+            }
+            return write(sent, session).map(send -> {
+                afterCommit.accept(send);
+                return item;
+            });
+        });
+    }
+
+    // One statement after the other, in the order the handler sent them (their ids keep that order for the relay).
+    private Uni<Runnable> write(List<PendingWrites.Pending> messages, SqlCalls session) {
+        long firstWritten = System.nanoTime();
+        List<OutboxRow> rows = new ArrayList<>(messages.size());
+        boolean[] asynchronousCommit = new boolean[1];
+        Uni<Void> done = Uni.createFrom().voidItem();
+        for (PendingWrites.Pending message : messages) {
+            done = done.chain(() -> insert(session, message).invoke(written -> {
+                rows.add(new OutboxRow(written.id(), message.messageId(), message.channel(), message.key(),
+                        message.payload(), 0, written.leasedUntil()));
+                asynchronousCommit[0] |= written.asynchronousCommit();
+            })).replaceWithVoid();
+        }
+        return done.map(ignored -> () -> outbox.committed(rows, firstWritten, asynchronousCommit[0]));
+    }
+
+    private Uni<OutboxTable.Written> insert(SqlCalls session, PendingWrites.Pending message) {
+        OutboxTable table = outbox.table();
+        return session.query(table.insertStatement(), message.messageId(), message.channel(), message.key(),
+                message.kind(), message.stored(), outbox.owner(), outbox.settings().lease().toMillis())
+                .map(rows -> new OutboxTable.Written(rows.get(0).number(0), rows.get(0).isTrue(1),
+                        rows.get(0).number(2)));
+    }
+}
