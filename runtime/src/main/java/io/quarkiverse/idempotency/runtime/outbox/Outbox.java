@@ -146,30 +146,13 @@ public class Outbox {
             }
             throw e;
         }
-        AfterCommit pending = pending();
-        if (pending.rows.isEmpty()) {
-            pending.firstWritten = System.nanoTime();
-        }
-        pending.rows.add(new OutboxRow(written.id(), messageId, channel.channel(), key, payload, 0,
-                written.leasedUntil()));
-        pending.asynchronousCommit |= written.asynchronousCommit();
+        pending().written(written, messageId, channel.channel(), key, payload);
         return messageId;
     }
 
-    /**
-     * Sends the rows a reactive transaction wrote, once it committed ({@link SessionOutbox}). A failure to hand them
-     * over (the application stopping) leaves them to the relay: it never fails the delivery whose transaction committed.
-     */
-    void committed(List<OutboxRow> rows, long firstWritten, boolean asynchronousCommit) {
-        AfterCommit committed = new AfterCommit();
-        committed.rows.addAll(rows);
-        committed.firstWritten = firstWritten;
-        committed.asynchronousCommit = asynchronousCommit;
-        try {
-            committed.afterCompletion(Status.STATUS_COMMITTED);
-        } catch (RuntimeException e) {
-            LOG.outboxNotHandedOver(e.toString());
-        }
+    /** @return the messages of a reactive transaction, as {@link SessionOutbox} writes them and sends them after it */
+    AfterCommit reactiveTransaction() {
+        return new AfterCommit();
     }
 
     String owner() {
@@ -190,13 +173,37 @@ public class Outbox {
         return pending;
     }
 
-    /** The messages one transaction wrote, sent when it commits, forgotten when it rolls back. */
-    private final class AfterCommit implements Synchronization {
+    /**
+     * The messages one transaction wrote, sent when it commits, forgotten when it rolls back: a JTA transaction's, told
+     * its end as a {@link Synchronization}, or a reactive one's, told by {@link #committed()}.
+     */
+    final class AfterCommit implements Synchronization {
         final List<OutboxRow> rows = new ArrayList<>(2);
         /** Whether the transaction's commit returns before it is durable: then sent once the WAL is flushed. */
         boolean asynchronousCommit;
         /** When its first row was written: the rows' leases run from then. */
         long firstWritten;
+
+        /** A row this transaction wrote. */
+        void written(OutboxTable.Written written, String messageId, String channel, String key, Object payload) {
+            if (rows.isEmpty()) {
+                firstWritten = System.nanoTime();
+            }
+            rows.add(new OutboxRow(written.id(), messageId, channel, key, payload, 0, written.leasedUntil()));
+            asynchronousCommit |= written.asynchronousCommit();
+        }
+
+        /**
+         * Sends the rows of a reactive transaction that committed. A failure to hand them over (the application
+         * stopping) leaves them to the relay: it never fails the delivery whose transaction committed.
+         */
+        void committed() {
+            try {
+                afterCompletion(Status.STATUS_COMMITTED);
+            } catch (RuntimeException e) {
+                LOG.outboxNotHandedOver(e.toString());
+            }
+        }
 
         @Override
         public void beforeCompletion() {

@@ -19,6 +19,8 @@ import java.util.Set;
 
 import io.quarkiverse.idempotency.runtime.database.KeyTable;
 import io.quarkiverse.idempotency.runtime.database.RecordStatements;
+import io.quarkiverse.idempotency.runtime.database.SqlCalls;
+import io.smallrye.mutiny.Uni;
 
 /**
  * The outbox table and its statements. A row is written in the sender's transaction with a lease held by the
@@ -124,11 +126,21 @@ final class OutboxTable {
     }
 
     /**
+     * {@link #insert(String, String, String, String, byte[], String, Duration)} through the statements of a reactive
+     * transaction (a Hibernate Reactive handler's session): the same statement, answered later.
+     */
+    Uni<Written> insert(SqlCalls db, String messageId, String channel, String key, String kind, byte[] payload,
+            String owner, Duration lease) {
+        return db.query(insertStatement(), messageId, channel, key, kind, payload, owner, lease.toMillis())
+                .map(rows -> new Written(rows.get(0).number(0), rows.get(0).isTrue(1), rows.get(0).number(2)));
+    }
+
+    /**
      * @return the statement that writes a message in the sender's transaction: message id, channel, key, payload type,
      *         payload, owner and lease in milliseconds, answering the row's {@link Written}. Its lease runs from now,
      *         not from the transaction's start: a slow handler's row is not due on arrival.
      */
-    String insertStatement() {
+    private String insertStatement() {
         return "INSERT INTO " + name + " (message_id, channel, message_key, payload_type, payload, lease_owner,"
                 + " lease_until) VALUES (?, ?, ?, ?, ?, ?, clock_timestamp() + ? * interval '1 millisecond')"
                 + " RETURNING id, current_setting('synchronous_commit') = 'off', " + leasedUntil("lease_until");

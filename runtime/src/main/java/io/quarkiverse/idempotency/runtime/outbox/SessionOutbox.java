@@ -1,6 +1,5 @@
 package io.quarkiverse.idempotency.runtime.outbox;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -55,25 +54,17 @@ public final class SessionOutbox {
 
     // One statement after the other, in the order the handler sent them (their ids keep that order for the relay).
     private Uni<Runnable> write(List<PendingWrites.Pending> messages, SqlCalls session) {
-        long firstWritten = System.nanoTime();
-        List<OutboxRow> rows = new ArrayList<>(messages.size());
-        boolean[] asynchronousCommit = new boolean[1];
+        Outbox.AfterCommit transaction = outbox.reactiveTransaction();
         Uni<Void> done = Uni.createFrom().voidItem();
         for (PendingWrites.Pending message : messages) {
-            done = done.chain(() -> insert(session, message).invoke(written -> {
-                rows.add(new OutboxRow(written.id(), message.messageId(), message.channel(), message.key(),
-                        message.payload(), 0, written.leasedUntil()));
-                asynchronousCommit[0] |= written.asynchronousCommit();
-            })).replaceWithVoid();
+            done = done.chain(() -> insert(session, message).invoke(written -> transaction.written(written,
+                    message.messageId(), message.channel(), message.key(), message.payload()))).replaceWithVoid();
         }
-        return done.map(ignored -> () -> outbox.committed(rows, firstWritten, asynchronousCommit[0]));
+        return done.map(ignored -> transaction::committed);
     }
 
     private Uni<OutboxTable.Written> insert(SqlCalls session, PendingWrites.Pending message) {
-        OutboxTable table = outbox.table();
-        return session.query(table.insertStatement(), message.messageId(), message.channel(), message.key(),
-                message.kind(), message.stored(), outbox.owner(), outbox.settings().lease().toMillis())
-                .map(rows -> new OutboxTable.Written(rows.get(0).number(0), rows.get(0).isTrue(1),
-                        rows.get(0).number(2)));
+        return outbox.table().insert(session, message.messageId(), message.channel(), message.key(), message.kind(),
+                message.stored(), outbox.owner(), outbox.settings().lease());
     }
 }
