@@ -5,6 +5,7 @@ import org.jboss.jandex.DotName;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.KeyFunction;
 import io.quarkiverse.idempotency.MessageIdKey;
+import io.quarkiverse.idempotency.ThroughOutbox;
 import io.quarkiverse.idempotency.runtime.IdempotentMethodIndex;
 
 final class IdempotencyDotNames {
@@ -13,13 +14,16 @@ final class IdempotencyDotNames {
     static final DotName METHOD_INDEX = DotName.createSimple(IdempotentMethodIndex.class);
     static final DotName KEY_FUNCTION = DotName.createSimple(KeyFunction.class);
     static final DotName MESSAGE_ID_KEY = DotName.createSimple(MessageIdKey.class);
+    static final DotName THROUGH_OUTBOX = DotName.createSimple(ThroughOutbox.class);
 
     static final DotName INCOMING = DotName.createSimple("org.eclipse.microprofile.reactive.messaging.Incoming");
     static final DotName INCOMINGS = DotName.createSimple("io.smallrye.reactive.messaging.annotations.Incomings");
     static final DotName OUTGOING = DotName.createSimple("org.eclipse.microprofile.reactive.messaging.Outgoing");
+    static final DotName OUTGOINGS = DotName.createSimple("io.smallrye.reactive.messaging.annotations.Outgoings");
     static final DotName ACKNOWLEDGMENT = DotName
             .createSimple("org.eclipse.microprofile.reactive.messaging.Acknowledgment");
     static final DotName MESSAGE = DotName.createSimple("org.eclipse.microprofile.reactive.messaging.Message");
+    static final DotName GENERIC_PAYLOAD = DotName.createSimple("io.smallrye.reactive.messaging.GenericPayload");
 
     static final DotName BLOCKING = DotName.createSimple("io.smallrye.common.annotation.Blocking");
     static final DotName MESSAGING_BLOCKING = DotName

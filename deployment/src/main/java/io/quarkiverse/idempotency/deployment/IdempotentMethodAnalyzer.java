@@ -78,7 +78,8 @@ final class IdempotentMethodAnalyzer {
         return new IdempotentMethodInfo(facts.description(), facts.channels(), facts.scope(),
                 facts.keyFunction().toString(), mode(facts), facts.retention(), facts.lease(), facts.maxAttempts(),
                 facts.returns(), facts.messageParameter(), facts.processor(), facts.transactional(),
-                facts.reactiveUnit(), facts.reactiveStateless(), facts.onEventLoop());
+                facts.reactiveUnit(), facts.reactiveStateless(), facts.onEventLoop(),
+                facts.throughOutbox() ? facts.outgoing() : "");
     }
 
     /**

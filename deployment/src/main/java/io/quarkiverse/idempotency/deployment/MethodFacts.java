@@ -25,7 +25,7 @@ import io.quarkiverse.idempotency.runtime.IdempotentMethodInfo.Returns;
  * @param stream whether it consumes or produces a stream
  * @param messageParameter whether its first parameter is a {@code Message} (or a connector's message type)
  * @param returns how it returns
- * @param processor whether it has {@code @Outgoing}
+ * @param processor whether it has {@code @Outgoing} and its output goes downstream as a message (not through the outbox)
  * @param blocking whether it is {@code @Blocking} or {@code @RunOnVirtualThread}
  * @param unordered whether its messages may run concurrently: {@code @Blocking(ordered = false)} or
  *        {@code @RunOnVirtualThread}
@@ -42,12 +42,21 @@ import io.quarkiverse.idempotency.runtime.IdempotentMethodInfo.Returns;
  * @param reactiveUnit the persistence unit of its (or its class's) {@code @WithTransaction}, Hibernate Reactive's
  *        transaction, or empty when it has none
  * @param reactiveStateless whether that {@code @WithTransaction} opens a stateless session
+ * @param throughOutbox whether it is {@code @ThroughOutbox}: its output is written to the outbox in its transaction
+ * @param outgoing its {@code @Outgoing} channel, or empty when it has none
  */
 record MethodFacts(MethodInfo method, List<String> channels, boolean inaccessible, boolean stream,
         boolean messageParameter, Returns returns, boolean processor, boolean blocking, boolean unordered,
         boolean nonBlocking, boolean transactional, boolean startsTransaction, String acknowledgment,
         IdempotencyMode mode, DotName keyFunction, String retention, String lease, int maxAttempts, String scope,
-        String reactiveUnit, boolean reactiveStateless) {
+        String reactiveUnit, boolean reactiveStateless, boolean throughOutbox, String outgoing) {
+
+    /** SmallRye's types that carry metadata or a destination with the payload. */
+    private static final Set<DotName> MESSAGE_LIKE = Set.of(GENERIC_PAYLOAD,
+            DotName.createSimple("io.smallrye.reactive.messaging.Targeted"),
+            DotName.createSimple("io.smallrye.reactive.messaging.TargetedMessages"),
+            DotName.createSimple("io.smallrye.reactive.messaging.kafka.Record"));
+    private static final DotName VOID = DotName.createSimple("java.lang.Void");
 
     private static final Set<DotName> STREAM_TYPES = Set.of(MULTI, PUBLISHER, FLOW_PUBLISHER, PUBLISHER_BUILDER,
             PROCESSOR_BUILDER);
@@ -63,10 +72,12 @@ record MethodFacts(MethodInfo method, List<String> channels, boolean inaccessibl
         AnnotationValue mode = idempotent.value("mode");
         AnnotationValue key = idempotent.value("key");
         AnnotationValue maxAttempts = idempotent.value("maxAttempts");
+        AnnotationInstance outgoing = method.declaredAnnotation(OUTGOING);
+        boolean throughOutbox = method.hasDeclaredAnnotation(THROUGH_OUTBOX);
         return new MethodFacts(method, channels(method),
                 Modifier.isPrivate(method.flags()) || Modifier.isStatic(method.flags()), stream,
                 method.parametersCount() > 0 && isMessage(method.parameterType(0)), returns(method.returnType()),
-                method.hasDeclaredAnnotation(OUTGOING),
+                outgoing != null && !throughOutbox,
                 method.hasDeclaredAnnotation(BLOCKING) || blocking != null || virtualThread, unordered(method),
                 method.hasDeclaredAnnotation(NON_BLOCKING),
                 method.hasDeclaredAnnotation(TRANSACTIONAL) || method.declaringClass().hasDeclaredAnnotation(TRANSACTIONAL),
@@ -74,7 +85,8 @@ record MethodFacts(MethodInfo method, List<String> channels, boolean inaccessibl
                 mode == null ? IdempotencyMode.AUTO : IdempotencyMode.valueOf(mode.asEnum()),
                 key == null ? MESSAGE_ID_KEY : key.asClass().name(), text(idempotent, "retention"),
                 text(idempotent, "lease"), maxAttempts == null ? 0 : maxAttempts.asInt(), text(idempotent, "scope"),
-                reactiveUnit(method), reactiveStateless(method));
+                reactiveUnit(method), reactiveStateless(method), throughOutbox,
+                outgoing == null ? "" : outgoing.value().asString());
     }
 
     private static AnnotationInstance withTransaction(MethodInfo method) {
@@ -135,6 +147,48 @@ record MethodFacts(MethodInfo method, List<String> channels, boolean inaccessibl
         boolean startsOne = reactiveTransactional() ? returns == Returns.UNI && !transactional && !blocking
                 : transactional && startsTransaction && returns == Returns.SYNC;
         return startsOne && !messageParameter && !processor;
+    }
+
+    /**
+     * @return whether a {@code @ThroughOutbox} method has the shape whose output the outbox can write: a processor
+     *         that takes the payload and returns the output in a transaction it starts
+     */
+    boolean outboxOutputFits() {
+        boolean inTransaction = reactiveTransactional() ? returns == Returns.UNI && !transactional && !blocking
+                : transactional && opensTransaction(method) && returns == Returns.SYNC;
+        return !outgoing.isEmpty() && !method.hasDeclaredAnnotation(OUTGOINGS) && inTransaction && !messageParameter
+                && returnsPayload();
+    }
+
+    /**
+     * @return whether it returns a payload the outbox can store (or a {@code Uni} of one): not {@code void} or
+     *         {@code Void}, not a {@code Message} or another of SmallRye's message-like types, whose metadata the outbox
+     *         would not keep
+     */
+    private boolean returnsPayload() {
+        Type type = method.returnType();
+        if (type.name().equals(UNI)) {
+            if (type.kind() != Type.Kind.PARAMETERIZED_TYPE) {
+                return false;
+            }
+            type = type.asParameterizedType().arguments().get(0);
+        }
+        if (type.kind() == Type.Kind.WILDCARD_TYPE) {
+            type = type.asWildcardType().extendsBound();
+        }
+        return type.kind() != Type.Kind.VOID && !type.name().equals(VOID) && !isMessage(type)
+                && !MESSAGE_LIKE.contains(type.name());
+    }
+
+    // @Transactional without a type, REQUIRED or REQUIRES_NEW: a transaction is opened for the method when none is active.
+    // MANDATORY is not: SmallRye calls the method without one.
+    private static boolean opensTransaction(MethodInfo method) {
+        AnnotationInstance transactional = method.declaredAnnotation(TRANSACTIONAL);
+        if (transactional == null) {
+            transactional = method.declaringClass().declaredAnnotation(TRANSACTIONAL);
+        }
+        AnnotationValue type = transactional == null ? null : transactional.value();
+        return transactional != null && (type == null || Set.of("REQUIRED", "REQUIRES_NEW").contains(type.asEnum()));
     }
 
     private static String text(AnnotationInstance idempotent, String member) {

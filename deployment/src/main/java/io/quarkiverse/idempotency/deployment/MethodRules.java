@@ -23,7 +23,7 @@ final class MethodRules {
             MethodRules::checkMessageReturnsStage, MethodRules::checkTransactionalSync, MethodRules::checkEventLoop,
             MethodRules::checkNonBlocking, MethodRules::checkTransactionalProcessor, MethodRules::checkInTransaction,
             MethodRules::checkReactiveAndJta, MethodRules::checkReactiveBlocking, MethodRules::checkReactiveShape,
-            MethodRules::checkReactiveLease,
+            MethodRules::checkReactiveLease, MethodRules::checkOutboxOutput,
             m -> checkDuration(m, "retention", m.retention()), m -> checkDuration(m, "lease", m.lease()),
             MethodRules::checkAttempts);
 
@@ -145,6 +145,10 @@ final class MethodRules {
     static Optional<IdempotencyDefinitionException> checkReactiveLease(MethodFacts m) {
         return m.reactiveTransactional() && m.mode() == IdempotencyMode.LEASE ? broken(Rule.REACTIVE_LEASE, m)
                 : Optional.empty();
+    }
+
+    static Optional<IdempotencyDefinitionException> checkOutboxOutput(MethodFacts m) {
+        return m.throughOutbox() && !m.outboxOutputFits() ? broken(Rule.OUTBOX_OUTPUT_SHAPE, m) : Optional.empty();
     }
 
     static Optional<IdempotencyDefinitionException> checkDuration(MethodFacts m, String member, String text) {

@@ -14,6 +14,7 @@ import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.jandex.AnnotationInstance;
 import org.jboss.jandex.AnnotationTarget;
 import org.jboss.jandex.DotName;
+import org.jboss.jandex.MethodInfo;
 import org.jboss.jandex.Type;
 
 import io.quarkiverse.idempotency.OutboxEmitter;
@@ -43,6 +44,7 @@ import io.quarkus.deployment.builditem.nativeimage.ReflectiveHierarchyBuildItem;
 import io.quarkus.deployment.metrics.MetricsCapabilityBuildItem;
 import io.quarkus.runtime.metrics.MetricsFactory;
 import io.quarkus.smallrye.health.deployment.spi.HealthBuildItem;
+import io.quarkus.smallrye.reactivemessaging.deployment.items.InjectedEmitterBuildItem;
 
 /**
  * The transactional outbox, registered only when the application injects an {@code OutboxEmitter}: its emitter
@@ -64,18 +66,53 @@ class OutboxProcessor {
     @BuildStep
     OutboxChannelsBuildItem channels(CombinedIndexBuildItem index) {
         Map<String, Set<String>> channels = new TreeMap<>();
+        Set<String> injected = new TreeSet<>();
         for (AnnotationInstance channel : index.getIndex().getAnnotations(CHANNEL)) {
             Type type = injectedType(channel.target());
             if (type == null || !type.name().equals(OUTBOX_EMITTER) || channel.value() == null) {
                 continue;
             }
-            Set<String> payloads = channels.computeIfAbsent(channel.value().asString(), c -> new TreeSet<>());
-            if (type.kind() == Type.Kind.PARAMETERIZED_TYPE) {
-                Type payload = type.asParameterizedType().arguments().get(0);
-                payloads.add(payload.name().toString());
-            }
+            injected.add(channel.value().asString());
+            addPayload(channels, channel.value().asString(), type);
         }
-        return new OutboxChannelsBuildItem(channels);
+        Set<String> processorOutputs = new TreeSet<>();
+        for (AnnotationInstance through : index.getIndex().getAnnotations(IdempotencyDotNames.THROUGH_OUTBOX)) {
+            MethodInfo method = through.target().asMethod();
+            AnnotationInstance outgoing = method.declaredAnnotation(IdempotencyDotNames.OUTGOING);
+            if (outgoing == null || !method.hasDeclaredAnnotation(IdempotencyDotNames.IDEMPOTENT)) {
+                continue; // refused with the method's other rules
+            }
+            processorOutputs.add(outgoing.value().asString());
+            addPayload(channels, outgoing.value().asString(), method.returnType());
+        }
+        return new OutboxChannelsBuildItem(channels, injected, processorOutputs);
+    }
+
+    // The payload type of an OutboxEmitter<T> or of a processor's T or Uni<T>: what the relay reads back from JSON.
+    private static void addPayload(Map<String, Set<String>> channels, String channel, Type type) {
+        Set<String> payloads = channels.computeIfAbsent(channel, c -> new TreeSet<>());
+        if (type.kind() == Type.Kind.PARAMETERIZED_TYPE) {
+            payloads.add(type.asParameterizedType().arguments().get(0).name().toString());
+        } else if (type.kind() == Type.Kind.CLASS) {
+            payloads.add(type.name().toString());
+        }
+    }
+
+    /**
+     * The emitter of a channel that only {@code @ThroughOutbox} processors send to, as an injection point would
+     * declare it; and, as the processor publishes to the channel too (it forwards nothing), the channel merges the two.
+     */
+    @BuildStep
+    void processorOutputs(OutboxChannelsBuildItem channels, BuildProducer<InjectedEmitterBuildItem> emitters,
+            BuildProducer<RunTimeConfigurationDefaultBuildItem> defaults) {
+        for (String channel : channels.processorOnly()) {
+            emitters.produce(InjectedEmitterBuildItem.of(channel, OutboxEmitter.class.getName(), "BUFFER",
+                    (int) OutboxEmitterFactory.BUFFER, false, 0));
+        }
+        for (String channel : channels.processorOutputs()) {
+            defaults.produce(new RunTimeConfigurationDefaultBuildItem("mp.messaging.outgoing." + channel + ".merge",
+                    "true"));
+        }
     }
 
     private static Type injectedType(AnnotationTarget target) {
@@ -160,12 +197,21 @@ class OutboxProcessor {
         defaults.produce(new RunTimeConfigurationDefaultBuildItem(prefix + "idempotency_outbox_table", table));
     }
 
-    /** An outbox needs a connector to send to, and a table name that is one. */
+    /**
+     * An outbox needs a connector to send to, and a table name that is one; a {@code @ThroughOutbox} method is
+     * {@code @Idempotent} (its other rules are checked with those of {@code @Idempotent}).
+     */
     @BuildStep
     void validate(ValidationPhaseBuildItem validationPhase, OutboxChannelsBuildItem channels,
-            IdempotencyBuildTimeConfig config,
+            IdempotencyBuildTimeConfig config, CombinedIndexBuildItem index,
             BuildProducer<ValidationErrorBuildItem> errors) {
         List<Throwable> found = new ArrayList<>();
+        for (AnnotationInstance through : index.getIndex().getAnnotations(IdempotencyDotNames.THROUGH_OUTBOX)) {
+            MethodInfo method = through.target().asMethod();
+            if (!method.hasDeclaredAnnotation(IdempotencyDotNames.IDEMPOTENT)) {
+                found.add(new IdempotencyDefinitionException(Rule.OUTBOX_OUTPUT_NOT_IDEMPOTENT, method));
+            }
+        }
         for (String channel : channels.payloadTypes().keySet()) {
             Optional<String> connector = ConfigProvider.getConfig()
                     .getOptionalValue("mp.messaging.outgoing." + channel + ".connector", String.class);

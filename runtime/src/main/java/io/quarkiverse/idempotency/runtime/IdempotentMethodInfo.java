@@ -36,28 +36,22 @@ public final class IdempotentMethodInfo {
     private final String reactivePersistenceUnit;
     private final boolean reactiveStateless;
     private final boolean onEventLoop;
+    private final String outboxChannel;
 
     public IdempotentMethodInfo(String description, List<String> channels, String scope, String keyFunctionClass,
             IdempotencyMode mode, String retention, String lease, int maxAttempts, Returns returns,
             boolean messageParameter, boolean processor, boolean transactional) {
         this(description, channels, scope, keyFunctionClass, mode, retention, lease, maxAttempts, returns,
-                messageParameter, processor, transactional, "", false);
-    }
-
-    public IdempotentMethodInfo(String description, List<String> channels, String scope, String keyFunctionClass,
-            IdempotencyMode mode, String retention, String lease, int maxAttempts, Returns returns,
-            boolean messageParameter, boolean processor, boolean transactional, String reactivePersistenceUnit,
-            boolean reactiveStateless) {
-        this(description, channels, scope, keyFunctionClass, mode, retention, lease, maxAttempts, returns,
-                messageParameter, processor, transactional, reactivePersistenceUnit, reactiveStateless, false);
+                messageParameter, processor, transactional, "", false, false, "");
     }
 
     @RecordableConstructor
     public IdempotentMethodInfo(String description, List<String> channels, String scope, String keyFunctionClass,
             IdempotencyMode mode, String retention, String lease, int maxAttempts, Returns returns,
             boolean messageParameter, boolean processor, boolean transactional, String reactivePersistenceUnit,
-            boolean reactiveStateless, boolean onEventLoop) {
+            boolean reactiveStateless, boolean onEventLoop, String outboxChannel) {
         this.onEventLoop = onEventLoop;
+        this.outboxChannel = outboxChannel;
         this.reactivePersistenceUnit = reactivePersistenceUnit;
         this.reactiveStateless = reactiveStateless;
         this.description = description;
@@ -158,5 +152,13 @@ public final class IdempotentMethodInfo {
     /** @return whether the method runs on the event loop in lease mode (asynchronous, not {@code @Blocking}) */
     public boolean isOnEventLoop() {
         return onEventLoop;
+    }
+
+    /**
+     * @return the {@code @Outgoing} channel whose outbox the method's return value is written to
+     *         ({@code @ThroughOutbox}), or empty when it returns nothing to an outbox
+     */
+    public String getOutboxChannel() {
+        return outboxChannel;
     }
 }

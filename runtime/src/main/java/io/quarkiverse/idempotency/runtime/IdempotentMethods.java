@@ -71,6 +71,14 @@ public final class IdempotentMethods {
                             + " (@WithTransaction) on its event loop, but " + refusal);
                 }
             }
+            if (!info.getOutboxChannel().isEmpty() && !(mode == IdempotencyMode.IN_TRANSACTION
+                    || (mode == IdempotencyMode.LEASE && info.isTransactional() && storeJoinsTransactions))) {
+                throw new IllegalStateException(info.getDescription() + " sends its output through the outbox"
+                        + " (@ThroughOutbox), written in its transaction, but its key would be settled apart from that"
+                        + " transaction (mode = LEASE with a Hibernate Reactive transaction, or a store that cannot"
+                        + " write in the method's transaction): the output and the key would not be one commit. Use"
+                        + " the database store on the datasource of the method's transaction, in the default mode");
+            }
             if (info.isOnEventLoop()) {
                 String refusal = eventLoopRefusal(info, redeliveries, nonBlocking);
                 if (refusal != null) {
@@ -90,7 +98,8 @@ public final class IdempotentMethods {
                     info.isMessageParameter(), info.isProcessor(), info.isTransactional(),
                     mode == IdempotencyMode.LEASE && info.isTransactional() && storeJoinsTransactions,
                     info.isReactiveTransactional() ? info.getReactivePersistenceUnit() : null,
-                    info.isReactiveStateless(), info.isOnEventLoop());
+                    info.isReactiveStateless(), info.isOnEventLoop(),
+                    info.getOutboxChannel().isEmpty() ? null : info.getOutboxChannel());
             allChannels.addAll(info.getChannels());
             if (info.isProcessor()) {
                 processors.addAll(info.getChannels());

@@ -28,6 +28,7 @@ public final class MethodPlan {
     private final String persistenceUnit;
     private final boolean statelessSession;
     private final boolean onEventLoop;
+    private final String outboxChannel;
     private volatile boolean keysApart;
 
     /**
@@ -78,6 +79,22 @@ public final class MethodPlan {
             IdempotencyMode mode, Map<String, DeliveryPolicy> policies, IdempotentMethodInfo.Returns returns,
             boolean messageParameter, boolean processor, boolean transactional, boolean confirmsInTransaction,
             String persistenceUnit, boolean statelessSession, boolean onEventLoop) {
+        this(description, singleChannel, scope, keyFunction, mode, policies, returns, messageParameter, processor,
+                transactional, confirmsInTransaction, persistenceUnit, statelessSession, onEventLoop, null);
+    }
+
+    /**
+     * {@link #MethodPlan(String, String, String, KeyFunction, IdempotencyMode, Map, IdempotentMethodInfo.Returns,
+     * boolean, boolean, boolean, boolean, String, boolean, boolean)} of a method whose output goes through an outbox.
+     *
+     * @param outboxChannel the channel whose outbox the method's return value is written to, in its transaction
+     *        ({@code @ThroughOutbox}), or {@code null}
+     */
+    public MethodPlan(String description, String singleChannel, String scope, KeyFunction<Object> keyFunction,
+            IdempotencyMode mode, Map<String, DeliveryPolicy> policies, IdempotentMethodInfo.Returns returns,
+            boolean messageParameter, boolean processor, boolean transactional, boolean confirmsInTransaction,
+            String persistenceUnit, boolean statelessSession, boolean onEventLoop, String outboxChannel) {
+        this.outboxChannel = outboxChannel;
         this.onEventLoop = onEventLoop;
         this.persistenceUnit = persistenceUnit;
         this.statelessSession = statelessSession;
@@ -104,6 +121,14 @@ public final class MethodPlan {
             throw new IllegalStateException(description + " is not configured for channel " + channel);
         }
         return policy;
+    }
+
+    /**
+     * @return the channel whose outbox the method's return value is written to in its transaction
+     *         ({@code @ThroughOutbox}), or {@code null}
+     */
+    public String outboxChannel() {
+        return outboxChannel;
     }
 
     /** @return whether the key is written in the method's own transaction */

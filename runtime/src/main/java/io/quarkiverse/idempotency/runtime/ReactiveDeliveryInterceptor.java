@@ -1,5 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
+import java.util.function.Supplier;
+
 import jakarta.annotation.Priority;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
@@ -31,13 +33,16 @@ import io.smallrye.mutiny.Uni;
 public class ReactiveDeliveryInterceptor {
 
     private final SessionKeys keys;
+    /** Where a {@code @ThroughOutbox} processor's output is written; {@code null} without an outbox. */
+    private final Outbox outbox;
     /** What the handler sends through outboxes, written in its transaction; {@code null} without an outbox. */
-    private final SessionOutbox outbox;
+    private final SessionOutbox sessionOutbox;
 
     @Inject
     public ReactiveDeliveryInterceptor(IdempotencyStore store, Instance<Outbox> outboxes) {
         this.keys = store instanceof SqlKeyStore database ? new SessionKeys(database) : null;
-        this.outbox = outboxes.isResolvable() ? new SessionOutbox(outboxes.get()) : null;
+        this.outbox = outboxes.isResolvable() ? outboxes.get() : null;
+        this.sessionOutbox = outbox == null ? null : new SessionOutbox(outbox);
     }
 
     @AroundInvoke
@@ -61,12 +66,14 @@ public class ReactiveDeliveryInterceptor {
 
     private Uni<Object> inTransaction(InvocationContext ic, Delivery delivery, Mutiny.QueryProducer session) {
         TransactionKeys transaction = keys.in(session);
+        String outboxChannel = delivery.target().plan().outboxChannel();
+        String outputId = outboxChannel == null ? null : Outbox.outputId(delivery.key(), outboxChannel);
         Uni<Object> ran;
         if (delivery.state() != DeliveryState.KEYED) {
             // claimed on a lease before this transaction (a redelivery, or a dead owner's claim taken over): the
             // handler runs, and the claim is confirmed in its transaction; a failure rolls the transaction back, and
             // the outer interceptor counts it
-            ran = attempt(ic, session).call(() -> delivery.confirmInTransaction(transaction)
+            ran = attempt(ic, session, outboxChannel, outputId).call(() -> delivery.confirmInTransaction(transaction)
                     .invoke(confirmed -> {
                         if (!confirmed) {
                             throw new ClaimLostException(delivery.key()); // taken over: this run's work must not commit
@@ -76,7 +83,7 @@ public class ReactiveDeliveryInterceptor {
             // the handler runs for a new key; a duplicate, or a dead owner's claim to take over first, ends the
             // transaction
             ran = delivery.claimInTransaction(transaction,
-                    run -> run ? attempt(ic, session) : Uni.createFrom().nullItem());
+                    run -> run ? attempt(ic, session, outboxChannel, outputId) : Uni.createFrom().nullItem());
         }
         // A handler that marked its transaction for rollback returned normally, and @WithTransaction rolls it back:
         // a failed attempt, never an ack (nor a message sent through an outbox)
@@ -91,11 +98,19 @@ public class ReactiveDeliveryInterceptor {
 
     // The handler; what it sends through outboxes is written in its transaction once it returned, and sent by the outer
     // interceptor once that transaction committed.
-    private Uni<Object> attempt(InvocationContext ic, Mutiny.QueryProducer session) {
-        if (outbox == null) {
+    // A @ThroughOutbox processor's output is such a message: SmallRye forwards nothing and acks the input.
+    private Uni<Object> attempt(InvocationContext ic, Mutiny.QueryProducer session, String outboxChannel,
+            String outputId) {
+        if (sessionOutbox == null) {
+            if (outboxChannel != null) {
+                throw new IllegalStateException("@ThroughOutbox " + ic.getMethod() + " without an outbox");
+            }
             return Attempts.attempt(ic);
         }
-        return outbox.around(() -> Attempts.attempt(ic), SessionKeys.calls(session),
+        Supplier<Uni<Object>> handler = outboxChannel == null ? () -> Attempts.attempt(ic)
+                : () -> Attempts.attempt(ic).invoke(output -> outbox.writeOutput(outboxChannel, output, outputId))
+                        .replaceWithNull();
+        return sessionOutbox.around(handler, SessionKeys.calls(session),
                 send -> ic.getContextData().put(DeliveryHandOff.AFTER_COMMIT, send));
     }
 }

@@ -1,6 +1,7 @@
 package io.quarkiverse.idempotency.runtime;
 
 import jakarta.annotation.Priority;
+import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
@@ -12,6 +13,7 @@ import jakarta.transaction.TransactionSynchronizationRegistry;
 import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.StoreUnavailableException;
+import io.quarkiverse.idempotency.runtime.outbox.Outbox;
 import io.smallrye.mutiny.Uni;
 
 /**
@@ -32,11 +34,16 @@ public class TransactionalDeliveryInterceptor {
     private final IdempotencyStore store;
     private final TransactionKeys keys;
 
+    /** Where a {@code @ThroughOutbox} processor's output is written; {@code null} without an outbox. */
+    private final Outbox outbox;
+
     @Inject
-    public TransactionalDeliveryInterceptor(TransactionSynchronizationRegistry registry, IdempotencyStore store) {
+    public TransactionalDeliveryInterceptor(TransactionSynchronizationRegistry registry, IdempotencyStore store,
+            Instance<Outbox> outboxes) {
         this.registry = registry;
         this.store = store;
         this.keys = TransactionKeys.jta(store);
+        this.outbox = outboxes.isResolvable() ? outboxes.get() : null;
     }
 
     @AroundInvoke
@@ -46,9 +53,9 @@ public class TransactionalDeliveryInterceptor {
         }
         MethodPlan plan = delivery.target().plan();
         if (registry.getTransactionStatus() != Status.STATUS_ACTIVE) {
-            if (plan.inTransaction()) {
-                throw new IllegalStateException(plan.description() + " writes its key in its transaction"
-                        + " (in-transaction mode), but runs without one; use @Transactional (REQUIRED or"
+            if (plan.inTransaction() || plan.outboxChannel() != null) {
+                throw new IllegalStateException(plan.description() + " writes its key (or its output, @ThroughOutbox)"
+                        + " in its transaction, but runs without one; use @Transactional (REQUIRED or"
                         + " REQUIRES_NEW), or @Idempotent(mode = IdempotencyMode.LEASE)");
             }
             return ic.proceed();
@@ -61,6 +68,11 @@ public class TransactionalDeliveryInterceptor {
         Object result;
         try {
             result = ic.proceed();
+            if (plan.outboxChannel() != null) {
+                // written in this transaction, sent once it committed; SmallRye forwards nothing and acks the input
+                outbox.writeOutput(plan.outboxChannel(), result, Outbox.outputId(delivery.key(), plan.outboxChannel()));
+                result = null;
+            }
         } catch (Exception e) {
             // A checked exception (or one in dontRollbackOn) would commit the work while the attempt counts as failed
             // and the message is retried: whatever the handler throws, its transaction must not commit.

@@ -37,8 +37,8 @@ public enum Rule {
     TRANSACTIONAL_PROCESSOR("@Idempotent processor is @Transactional: its transaction commits before its output is"
             + " accepted downstream, so a failed send would either lose the output (the key is confirmed) or repeat"
             + " the work (it is not)",
-            "remove @Transactional (the key is then confirmed once the output is"
-                    + " acknowledged downstream), or write the output in the transaction (an outbox) from a consumer"),
+            "add @ThroughOutbox (the output is then written in the transaction and sent after its commit), or remove"
+                    + " @Transactional (the key is then confirmed once the output is acknowledged downstream)"),
     IN_TRANSACTION_INELIGIBLE("@Idempotent(mode = IN_TRANSACTION) needs a @Transactional method that starts its"
             + " transaction, takes the payload, returns synchronously and emits nothing, or a @WithTransaction one that"
             + " takes the payload and returns Uni",
@@ -51,7 +51,7 @@ public enum Rule {
             "remove @Blocking: the key is written in the method's reactive transaction, without blocking"),
     REACTIVE_SHAPE("@Idempotent @WithTransaction method takes a Message, has @Outgoing, or does not return Uni, so its"
             + " key cannot be written in its reactive transaction and its outcome known when that commits",
-            "take the payload and return Uni<Void>"),
+            "take the payload and return Uni<Void>; a processor returns Uni of its output with @ThroughOutbox"),
     REACTIVE_OTHER_DATASOURCE("@Idempotent @WithTransaction method writes its key through persistence unit %s, on"
             + " datasource %s, but the idempotency keys are on datasource %s: a blocking and a reactive consumer of one"
             + " key would each find it free, in a table of its own",
@@ -115,7 +115,16 @@ public enum Rule {
             + " datasource of the idempotency keys, and this application has no such datasource (store: %s)",
             "use the database store on a JDBC PostgreSQL datasource (quarkus-jdbc-postgresql, with Hibernate ORM or"
                     + " without), or inject a plain Emitter for messages that need no outbox"),
-    OUTBOX_UNKNOWN_CHANNEL("OutboxEmitter for channel %s sends to a channel without a connector",
+    OUTBOX_OUTPUT_SHAPE("@ThroughOutbox method writes its output in the transaction it runs in, so it must be an"
+            + " @Incoming and @Outgoing method that takes the payload and returns the output payload in a transaction"
+            + " it starts: @Transactional (REQUIRED or REQUIRES_NEW) returning the payload, or @WithTransaction"
+            + " returning Uni of it",
+            "make it such a method, or send from a consumer through an injected OutboxEmitter"),
+    OUTBOX_OUTPUT_NOT_IDEMPOTENT("@ThroughOutbox method is not @Idempotent: the outbox writes a processor's output from"
+            + " the interceptor of @Idempotent, in the transaction where its key is written",
+            "add @Idempotent, or remove @ThroughOutbox and send through an injected OutboxEmitter"),
+    OUTBOX_UNKNOWN_CHANNEL("The outbox of channel %s (an OutboxEmitter, or a @ThroughOutbox processor's output) sends"
+            + " to a channel without a connector",
             "set mp.messaging.outgoing.<channel>.connector (smallrye-rabbitmq or smallrye-kafka), or inject a plain"
                     + " Emitter for an in-application channel"),
     STORE_WITHOUT_DURABLE_CONFIRM("IdempotencyStore %s says whether it commits asynchronously"

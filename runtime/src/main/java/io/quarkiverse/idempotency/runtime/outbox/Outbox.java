@@ -1,5 +1,6 @@
 package io.quarkiverse.idempotency.runtime.outbox;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -18,11 +19,14 @@ import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
 import org.eclipse.microprofile.config.ConfigProvider;
+import org.eclipse.microprofile.reactive.messaging.Message;
 
+import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.EnlistRefusal;
 import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.quarkiverse.idempotency.runtime.StoreMisconfiguredException;
 import io.quarkiverse.idempotency.runtime.WorkerId;
+import io.smallrye.reactive.messaging.GenericPayload;
 
 /**
  * The transactional outbox: writes each message in the sender's transaction, sends the messages of a transaction just
@@ -148,6 +152,42 @@ public class Outbox {
         }
         pending().written(written, messageId, channel.channel(), key, payload);
         return messageId;
+    }
+
+    /**
+     * Writes a {@code @ThroughOutbox} processor's output as a message of its {@code @Outgoing} channel, as
+     * {@link #write} does a send: in the caller's transaction, or kept for the reactive transaction of the handler
+     * that is running. A {@code null} output writes nothing (the processor skipped the message).
+     *
+     * @param messageId the output's id ({@link #outputId})
+     * @throws IllegalStateException when the output is a {@code Message} (its metadata would not be kept), or there is
+     *         no transaction to write it in
+     */
+    public void writeOutput(String channel, Object output, String messageId) {
+        if (output == null) {
+            return;
+        }
+        if (output instanceof Message<?> || output instanceof GenericPayload<?>) {
+            throw new IllegalStateException("A @ThroughOutbox processor returns the payload of its output, not a "
+                    + output.getClass().getSimpleName() + ": the outbox keeps the payload and the message id only,"
+                    + " and the channel's configuration says the rest (channel '" + channel + "')");
+        }
+        ChannelOutbox<?> outbox = channels.get(channel);
+        if (outbox == null) {
+            throw new IllegalStateException("The outbox of channel '" + channel + "' is not wired yet: the application"
+                    + " is starting or stopping; the message is retried");
+        }
+        write(outbox, output, messageId, null);
+    }
+
+    /**
+     * The id of a {@code @ThroughOutbox} processor's output: a name-based UUID of the incoming message's key and the
+     * outgoing channel, so that every output the key's deliveries could write carries the same id, and a downstream
+     * {@code @Idempotent} consumer with the default key drops any second one.
+     */
+    public static String outputId(ScopedKey key, String channel) {
+        return UUID.nameUUIDFromBytes(("quarkus-idempotency output\n" + key.scope() + "\n" + key.key() + "\n" + channel)
+                .getBytes(StandardCharsets.UTF_8)).toString();
     }
 
     /** @return the messages of a reactive transaction, as {@link SessionOutbox} writes them and sends them after it */

@@ -34,7 +34,7 @@ public class OutboxEmitterFactory implements EmitterFactory<ChannelOutbox<Object
      * Messages of committed transactions wait here for the connector when it is slower than the commits: each is in
      * the table too, so one that finds the buffer full is left to the relay, not lost.
      */
-    static final long BUFFER = 16_384;
+    public static final long BUFFER = 16_384;
 
     @Override
     public ChannelOutbox<Object> createEmitter(EmitterConfiguration configuration, long defaultBufferSize) {
