@@ -14,6 +14,7 @@ import io.quarkiverse.idempotency.deployment.exception.IdempotencyDefinitionExce
 import io.quarkiverse.idempotency.deployment.exception.Rule;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyBuildTimeConfig.StoreKind;
+import io.quarkiverse.idempotency.runtime.PartitionEnds;
 import io.quarkiverse.idempotency.runtime.PurgeJob;
 import io.quarkiverse.idempotency.runtime.database.AsynchronousClaimCommitCheck;
 import io.quarkiverse.idempotency.runtime.database.DatabaseSchema;
@@ -110,7 +111,8 @@ class DatabaseStoreProcessor {
     @BuildStep(onlyIf = PurgeEnabled.class)
     void purgeJob(SelectedStoreBuildItem store, BuildProducer<AdditionalBeanBuildItem> beans) {
         if (store.database()) {
-            beans.produce(AdditionalBeanBuildItem.unremovableOf(PurgeJob.class));
+            beans.produce(AdditionalBeanBuildItem.builder().addBeanClasses(PurgeJob.class, PartitionEnds.class)
+                    .setUnremovable().build());
         }
     }
 

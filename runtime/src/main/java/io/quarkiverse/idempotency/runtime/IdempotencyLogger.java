@@ -192,6 +192,11 @@ public interface IdempotencyLogger extends BasicLogger {
             + " statements block that thread and every message behind it. Said once; report it, with this stack trace")
     void calledOnEventLoop(@Cause Throwable where, String thread, String call);
 
+    @LogMessage(level = WARN)
+    @Message(id = 3007, value = "Could not drop the partition of the idempotency table that ended (%s); the purge job"
+            + " drops it at its next run")
+    void partitionNotDroppedAtItsEnd(String failure);
+
     // 4000s: RabbitMQ
 
     @LogMessage(level = WARN)

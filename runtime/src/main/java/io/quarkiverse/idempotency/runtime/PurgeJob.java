@@ -8,7 +8,8 @@ import io.quarkus.scheduler.Scheduled;
 
 /**
  * The scheduled purge of expired keys. Registered at build time only with the database store and
- * {@code quarkus.idempotency.purge.enabled}; {@code quarkus.idempotency.purge.every=off} stops it at runtime.
+ * {@code quarkus.idempotency.purge.enabled}; {@code quarkus.idempotency.purge.every=off} stops it at runtime. On a
+ * time-partitioned table it also runs as each partition ends ({@link PartitionEnds}).
  */
 @Singleton
 public class PurgeJob {
@@ -19,8 +20,16 @@ public class PurgeJob {
     @Inject
     IdempotencyPurge purge;
 
+    @Inject
+    PartitionEnds partitionEnds;
+
     @Scheduled(identity = IDENTITY, every = "${quarkus.idempotency.purge.every}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP, skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     void purge() {
-        purge.purgeExpired();
+        try {
+            purge.purgeExpired();
+        } finally {
+            // partitioned: again when the oldest partition ends, not only at the next run
+            partitionEnds.armAfter(this::purge);
+        }
     }
 }

@@ -408,6 +408,14 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
         return runOnItsOwn(db -> db.update(sql.purge, limit), "Purging expired keys failed");
     }
 
+    /**
+     * @return partitioned, how long until the oldest partition that holds live keys ends (its keys then all expired),
+     *         as the last purge saw it; empty unpartitioned or before the first purge
+     */
+    public Optional<Duration> untilPartitionEnd() {
+        return partitioned ? partitions.untilNextEnd() : Optional.empty();
+    }
+
     @Override
     public Optional<Duration> oldestClaimAge() {
         Double seconds = runOnItsOwn(db -> db.query(sql.oldestClaim).map(rows -> rows.get(0).fraction(0)),

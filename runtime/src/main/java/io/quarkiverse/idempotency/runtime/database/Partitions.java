@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 import org.jboss.logging.Logger;
 
@@ -38,6 +39,12 @@ final class Partitions {
     private volatile long longestRetentionMillis;
     /** The end of the last partition, as last read; 0 before the first read. */
     private volatile long coveredUntilMillis;
+    /**
+     * When the oldest partition still holding live keys ends, as the last drop saw it: on the JVM's monotonic clock
+     * ({@link System#nanoTime()}), measured from the database's own {@code now()}, so that the two clocks' skew does
+     * not matter; {@code Long.MIN_VALUE} before the first drop.
+     */
+    private volatile long nextEndNanos = Long.MIN_VALUE;
 
     Partitions(KeyTable table, Duration period, Duration retention) {
         this.table = table;
@@ -140,9 +147,14 @@ final class Partitions {
 
     private long dropExpired(Connection c, Statement s) throws SQLException {
         long dropped = 0;
+        long measured = System.nanoTime();
         Instant now = now(c);
+        Instant nextEnd = null;
         for (Partition partition : list(c)) {
             if (partition.to() == null || partition.to().isAfter(now)) {
+                if (partition.to() != null && (nextEnd == null || partition.to().isBefore(nextEnd))) {
+                    nextEnd = partition.to();
+                }
                 continue;
             }
             long rows = rows(s, partition);
@@ -166,7 +178,18 @@ final class Partitions {
         for (String orphan : orphans) {
             s.execute(PartitionStatements.drop(orphan));
         }
+        nextEndNanos = nextEnd == null ? Long.MIN_VALUE : measured + Duration.between(now, nextEnd).toNanos();
         return dropped;
+    }
+
+    /**
+     * @return how long until the oldest partition that still holds live keys ends, and can be dropped, as the last drop
+     *         saw it (negative when that time has passed); empty before the first drop, or when it found no partition
+     *         ahead
+     */
+    Optional<Duration> untilNextEnd() {
+        long end = nextEndNanos;
+        return end == Long.MIN_VALUE ? Optional.empty() : Optional.of(Duration.ofNanos(end - System.nanoTime()));
     }
 
     /**

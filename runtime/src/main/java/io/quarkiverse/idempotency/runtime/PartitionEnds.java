@@ -1,0 +1,71 @@
+package io.quarkiverse.idempotency.runtime;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.vertx.core.Vertx;
+
+/**
+ * Runs the purge again as soon as the oldest partition of a time-partitioned key table ends, so that a partition is
+ * dropped within a moment of its last key's expiry, not at the purge job's next run: a Vert.x timer, one at a time,
+ * armed after each run of the purge job at the end the run saw. Nothing to do with an unpartitioned table.
+ */
+@Singleton
+public class PartitionEnds {
+
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(PartitionEnds.class);
+    /** After the end: the database's clock, which the partitions' bounds are in, has passed it then. */
+    static final Duration MARGIN = Duration.ofMillis(200);
+
+    @Inject
+    Instance<DatabaseIdempotencyStore> stores;
+
+    @Inject
+    Vertx vertx;
+
+    private final AtomicLong timer = new AtomicLong(-1);
+    private volatile boolean stopped;
+
+    /**
+     * Arms the timer at the end of the oldest partition that holds live keys, as the last purge saw it; it runs the
+     * purge on a worker thread. Not when that end has passed already (the last purge could not drop the partition):
+     * the purge job's next run tries again, not a timer that would fire at once, again and again.
+     */
+    void armAfter(Runnable purge) {
+        if (stopped || !stores.isResolvable()) {
+            return;
+        }
+        Optional<Duration> untilEnd = stores.get().untilPartitionEnd();
+        if (untilEnd.isEmpty() || untilEnd.get().isNegative() || untilEnd.get().isZero()) {
+            return;
+        }
+        long id = vertx.setTimer(untilEnd.get().plus(MARGIN).toMillis(), t -> vertx.executeBlocking(() -> {
+            try {
+                purge.run();
+            } catch (RuntimeException e) {
+                LOG.partitionNotDroppedAtItsEnd(e.toString());
+            }
+            return null;
+        }, false));
+        long previous = timer.getAndSet(id);
+        if (previous >= 0) {
+            vertx.cancelTimer(previous);
+        }
+    }
+
+    @PreDestroy
+    void stop() {
+        stopped = true;
+        long id = timer.getAndSet(-1);
+        if (id >= 0) {
+            vertx.cancelTimer(id);
+        }
+    }
+}
