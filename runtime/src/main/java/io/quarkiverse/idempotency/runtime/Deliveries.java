@@ -19,6 +19,7 @@ import io.quarkiverse.idempotency.MessageIdKey;
 import io.quarkiverse.idempotency.OutputNotAcknowledgedException;
 import io.quarkiverse.idempotency.PayloadMismatchException;
 import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.outbox.Outbox;
 import io.quarkus.arc.All;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.ShutdownEvent;
@@ -91,6 +92,9 @@ public class Deliveries {
         Delivery delivery = new Delivery(context, context.calls(io.vertx.core.Context.isOnEventLoopThread()), plan,
                 channel, key, metadata, arrival(policy, payload, message, metadata),
                 forms.previous());
+        if (plan.outboxChannel() != null) {
+            delivery.outputId(Outbox.outputId(keyForms.identity(readable), plan.outboxChannel()));
+        }
         ConfirmedKeys.Confirmed confirmed = context.confirmedKeys() == null ? null : context.confirmedKeys().get(key);
         if (confirmed != null) {
             delivery.confirmedEarlier(confirmed.facts(), confirmed.age());

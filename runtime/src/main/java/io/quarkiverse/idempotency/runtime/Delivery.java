@@ -45,12 +45,24 @@ public final class Delivery implements DeliveryView {
 
     // calls: the store calls of this delivery, made without blocking when it runs on an event loop; previousKey: the
     // key in its other form while the key storage is changing, or null
+    /** The id of a {@code @ThroughOutbox} processor's output, derived from the key; {@code null} for other methods. */
+    private String outputId;
+
     Delivery(DeliveryContext context, KeyCalls calls, MethodPlan plan, String channel, ScopedKey key,
             Metadata metadata, Arrival arrival, ScopedKey previousKey) {
         this.context = context;
         this.target = new DeliveryTarget(plan, plan.policy(channel), channel, key, metadata, System.nanoTime());
         this.arrival = arrival;
         this.record = new KeyRecord(context, calls, key, previousKey, target.policy(), arrival.facts());
+    }
+
+    void outputId(String id) {
+        this.outputId = id;
+    }
+
+    /** @return the id of a {@code @ThroughOutbox} processor's output: the same for every delivery of the key */
+    String outputId() {
+        return outputId;
     }
 
     /**

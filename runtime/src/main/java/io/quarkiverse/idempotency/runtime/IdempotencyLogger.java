@@ -193,9 +193,9 @@ public interface IdempotencyLogger extends BasicLogger {
     void calledOnEventLoop(@Cause Throwable where, String thread, String call);
 
     @LogMessage(level = WARN)
-    @Message(id = 3007, value = "Could not drop the partition of the idempotency table that ended (%s); the purge job"
-            + " drops it at its next run")
-    void partitionNotDroppedAtItsEnd(String failure);
+    @Message(id = 3007, value = "The purge run at the end of a partition of the idempotency table failed; the purge"
+            + " job's next run drops the partitions that ended")
+    void purgeAtPartitionEndFailed(@Cause Throwable failure);
 
     // 4000s: RabbitMQ
 

@@ -97,6 +97,15 @@ final class KeyForms {
         return storage == KeyStorage.DIGEST ? KeyStorage.READABLE : KeyStorage.DIGEST;
     }
 
+    /**
+     * @return the key in a form that does not change with the storage: its digest whenever a secret is configured (a
+     *         digest is, or was, or will be stored somewhere), else the key as read; what ids derived from a key are
+     *         computed from, so that they stay the same across a change of storage
+     */
+    ScopedKey identity(ScopedKey key) {
+        return prototype == null ? key : digest(key);
+    }
+
     /** @return whether the storage changed at some point (the store must then be able to look keys up) */
     boolean changing() {
         return changedAt != null;

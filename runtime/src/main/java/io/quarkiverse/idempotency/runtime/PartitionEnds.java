@@ -5,11 +5,14 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
 import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.scheduler.Scheduler;
 import io.vertx.core.Vertx;
 
 /**
@@ -30,6 +33,9 @@ public class PartitionEnds {
     @Inject
     Vertx vertx;
 
+    @Inject
+    Scheduler scheduler;
+
     private final AtomicLong timer = new AtomicLong(-1);
     private volatile boolean stopped;
 
@@ -47,10 +53,13 @@ public class PartitionEnds {
             return;
         }
         long id = vertx.setTimer(untilEnd.get().plus(MARGIN).toMillis(), t -> vertx.executeBlocking(() -> {
-            try {
-                purge.run();
-            } catch (RuntimeException e) {
-                LOG.partitionNotDroppedAtItsEnd(e.toString());
+            // not while the job is paused, nor once the application stops
+            if (!stopped && !scheduler.isPaused(PurgeJob.IDENTITY)) {
+                try {
+                    purge.run();
+                } catch (RuntimeException e) {
+                    LOG.purgeAtPartitionEndFailed(e);
+                }
             }
             return null;
         }, false));
@@ -58,6 +67,14 @@ public class PartitionEnds {
         if (previous >= 0) {
             vertx.cancelTimer(previous);
         }
+        if (stopped) {
+            vertx.cancelTimer(id); // armed while the application stopped
+        }
+    }
+
+    /** Before the datasource goes: no purge after this. */
+    void stop(@Observes ShutdownEvent event) {
+        stop();
     }
 
     @PreDestroy

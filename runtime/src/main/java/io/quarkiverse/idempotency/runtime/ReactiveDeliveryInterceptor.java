@@ -1,6 +1,6 @@
 package io.quarkiverse.idempotency.runtime;
 
-import java.util.function.Supplier;
+import java.util.function.Consumer;
 
 import jakarta.annotation.Priority;
 import jakarta.enterprise.inject.Instance;
@@ -33,16 +33,16 @@ import io.smallrye.mutiny.Uni;
 public class ReactiveDeliveryInterceptor {
 
     private final SessionKeys keys;
-    /** Where a {@code @ThroughOutbox} processor's output is written; {@code null} without an outbox. */
-    private final Outbox outbox;
-    /** What the handler sends through outboxes, written in its transaction; {@code null} without an outbox. */
+    /**
+     * What the handler sends through outboxes, and a {@code @ThroughOutbox} processor's output, written in its
+     * transaction; {@code null} without an outbox.
+     */
     private final SessionOutbox sessionOutbox;
 
     @Inject
     public ReactiveDeliveryInterceptor(IdempotencyStore store, Instance<Outbox> outboxes) {
         this.keys = store instanceof SqlKeyStore database ? new SessionKeys(database) : null;
-        this.outbox = outboxes.isResolvable() ? outboxes.get() : null;
-        this.sessionOutbox = outbox == null ? null : new SessionOutbox(outbox);
+        this.sessionOutbox = outboxes.isResolvable() ? new SessionOutbox(outboxes.get()) : null;
     }
 
     @AroundInvoke
@@ -67,7 +67,7 @@ public class ReactiveDeliveryInterceptor {
     private Uni<Object> inTransaction(InvocationContext ic, Delivery delivery, Mutiny.QueryProducer session) {
         TransactionKeys transaction = keys.in(session);
         String outboxChannel = delivery.target().plan().outboxChannel();
-        String outputId = outboxChannel == null ? null : Outbox.outputId(delivery.key(), outboxChannel);
+        String outputId = delivery.outputId();
         Uni<Object> ran;
         if (delivery.state() != DeliveryState.KEYED) {
             // claimed on a lease before this transaction (a redelivery, or a dead owner's claim taken over): the
@@ -107,10 +107,10 @@ public class ReactiveDeliveryInterceptor {
             }
             return Attempts.attempt(ic);
         }
-        Supplier<Uni<Object>> handler = outboxChannel == null ? () -> Attempts.attempt(ic)
-                : () -> Attempts.attempt(ic).invoke(output -> outbox.writeOutput(outboxChannel, output, outputId))
-                        .replaceWithNull();
-        return sessionOutbox.around(handler, SessionKeys.calls(session),
-                send -> ic.getContextData().put(DeliveryHandOff.AFTER_COMMIT, send));
+        Consumer<Runnable> afterCommit = send -> ic.getContextData().put(DeliveryHandOff.AFTER_COMMIT, send);
+        return outboxChannel == null
+                ? sessionOutbox.around(() -> Attempts.attempt(ic), SessionKeys.calls(session), afterCommit)
+                : sessionOutbox.aroundOutput(() -> Attempts.attempt(ic), outboxChannel, outputId,
+                        SessionKeys.calls(session), afterCommit);
     }
 }

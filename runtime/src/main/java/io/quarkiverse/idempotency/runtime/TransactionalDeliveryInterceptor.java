@@ -70,7 +70,7 @@ public class TransactionalDeliveryInterceptor {
             result = ic.proceed();
             if (plan.outboxChannel() != null) {
                 // written in this transaction, sent once it committed; SmallRye forwards nothing and acks the input
-                outbox.writeOutput(plan.outboxChannel(), result, Outbox.outputId(delivery.key(), plan.outboxChannel()));
+                outbox.writeOutput(plan.outboxChannel(), result, delivery.outputId());
                 result = null;
             }
         } catch (Exception e) {

@@ -35,6 +35,25 @@ class KeyFormsTest {
                 "another secret, another digest");
     }
 
+    /**
+     * What ids derived from a key are computed from (a processor's output id) stays the same across a change of storage:
+     * before the change, during the window where both forms are used, and after it.
+     */
+    @Test
+    void theKeysIdentityDoesNotChangeWithItsStorage() {
+        ScopedKey digest = new KeyForms(KeyStorage.DIGEST, Map.of(), SECRET, null).forms("payments", KEY, DAY).stored();
+        Instant now = Instant.now();
+        for (Instant changedAt : new Instant[] { now.plusSeconds(3600), now.minusSeconds(60),
+                now.minus(DAY.multipliedBy(2)) }) {
+            assertEquals(digest, new KeyForms(KeyStorage.DIGEST, Map.of(), SECRET, changedAt).identity(KEY),
+                    "changed at " + changedAt);
+        }
+        assertEquals(digest, new KeyForms(KeyStorage.READABLE, Map.of("payments", KeyStorage.DIGEST), SECRET, null)
+                .identity(KEY));
+        assertEquals(KEY, new KeyForms(KeyStorage.READABLE, Map.of(), null, null).identity(KEY),
+                "without a secret, the key as read");
+    }
+
     @Test
     void eachChannelStoresItsKeysAsConfigured() {
         KeyForms forms = new KeyForms(KeyStorage.READABLE, Map.of("customers", KeyStorage.DIGEST), SECRET, null);

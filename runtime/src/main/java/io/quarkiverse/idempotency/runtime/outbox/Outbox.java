@@ -119,8 +119,14 @@ public class Outbox {
      * ({@link SessionOutbox}).
      */
     String write(ChannelOutbox<?> channel, Object payload, String givenId, String key) {
+        return write(channel, payload, givenId, key, null);
+    }
+
+    // into: the writes of the reactive transaction to keep the message in, or null for the caller's transaction (or the
+    // reactive one running on its context)
+    private String write(ChannelOutbox<?> channel, Object payload, String givenId, String key, PendingWrites into) {
         int status = transactions.getTransactionStatus();
-        PendingWrites reactive = status == Status.STATUS_ACTIVE ? null : PendingWrites.current();
+        PendingWrites reactive = into != null ? into : status == Status.STATUS_ACTIVE ? null : PendingWrites.current();
         if (status != Status.STATUS_ACTIVE && reactive == null) {
             throw new IllegalStateException("The outbox of channel '" + channel.channel() + "' writes in the caller's"
                     + " transaction, and there is " + (status == Status.STATUS_NO_TRANSACTION ? "none"
@@ -164,6 +170,11 @@ public class Outbox {
      *         no transaction to write it in
      */
     public void writeOutput(String channel, Object output, String messageId) {
+        writeOutput(channel, output, messageId, null);
+    }
+
+    /** {@link #writeOutput(String, Object, String)} into the writes of a reactive transaction, when not {@code null}. */
+    void writeOutput(String channel, Object output, String messageId, PendingWrites into) {
         if (output == null) {
             return;
         }
@@ -177,17 +188,20 @@ public class Outbox {
             throw new IllegalStateException("The outbox of channel '" + channel + "' is not wired yet: the application"
                     + " is starting or stopping; the message is retried");
         }
-        write(outbox, output, messageId, null);
+        write(outbox, output, messageId, null, into);
     }
 
     /**
-     * The id of a {@code @ThroughOutbox} processor's output: a name-based UUID of the incoming message's key and the
-     * outgoing channel, so that every output the key's deliveries could write carries the same id, and a downstream
+     * The id of a {@code @ThroughOutbox} processor's output: a name-based UUID of the incoming message's key (in a form
+     * that does not change with the key's storage: its digest when a digest secret is configured) and the outgoing
+     * channel, so that every output the key's deliveries could write carries the same id, and a downstream
      * {@code @Idempotent} consumer with the default key drops any second one.
      */
     public static String outputId(ScopedKey key, String channel) {
-        return UUID.nameUUIDFromBytes(("quarkus-idempotency output\n" + key.scope() + "\n" + key.key() + "\n" + channel)
-                .getBytes(StandardCharsets.UTF_8)).toString();
+        // each part prefixed by its length: no two (scope, key, channel) give one name
+        String name = "quarkus-idempotency output " + key.scope().length() + ":" + key.scope() + key.key().length() + ":"
+                + key.key() + channel.length() + ":" + channel;
+        return UUID.nameUUIDFromBytes(name.getBytes(StandardCharsets.UTF_8)).toString();
     }
 
     /** @return the messages of a reactive transaction, as {@link SessionOutbox} writes them and sends them after it */

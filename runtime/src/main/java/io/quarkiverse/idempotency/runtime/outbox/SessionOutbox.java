@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency.runtime.outbox;
 
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.quarkiverse.idempotency.runtime.database.SqlCalls;
@@ -31,10 +32,29 @@ public final class SessionOutbox {
      */
     public <T> Uni<T> around(Supplier<Uni<T>> handler, SqlCalls session,
             Consumer<Runnable> afterCommit) {
+        return around(writes -> handler.get(), session, afterCommit);
+    }
+
+    /**
+     * {@link #around} of a {@code @ThroughOutbox} processor: the item its handler returns is its output, taken as a
+     * message of its channel (whichever thread the item comes on), and the attempt's item is {@code null}, so that
+     * SmallRye forwards nothing.
+     *
+     * @param channel the processor's {@code @Outgoing} channel
+     * @param messageId the output's id ({@link Outbox#outputId})
+     */
+    public Uni<Object> aroundOutput(Supplier<Uni<Object>> handler, String channel, String messageId, SqlCalls session,
+            Consumer<Runnable> afterCommit) {
+        return around(writes -> handler.get().invoke(output -> outbox.writeOutput(channel, output, messageId, writes))
+                .replaceWithNull(), session, afterCommit);
+    }
+
+    private <T> Uni<T> around(Function<PendingWrites, Uni<T>> handler, SqlCalls session,
+            Consumer<Runnable> afterCommit) {
         PendingWrites writes = PendingWrites.open();
         Uni<T> attempt;
         try {
-            attempt = handler.get();
+            attempt = handler.apply(writes);
         } catch (RuntimeException e) {
             writes.close();
             throw e;
