@@ -19,7 +19,6 @@ import io.quarkiverse.idempotency.MessageIdKey;
 import io.quarkiverse.idempotency.OutputNotAcknowledgedException;
 import io.quarkiverse.idempotency.PayloadMismatchException;
 import io.quarkiverse.idempotency.ScopedKey;
-import io.quarkiverse.idempotency.runtime.outbox.Outbox;
 import io.quarkus.arc.All;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.ShutdownEvent;
@@ -93,7 +92,7 @@ public class Deliveries {
                 channel, key, metadata, arrival(policy, payload, message, metadata),
                 forms.previous());
         if (plan.outboxChannel() != null) {
-            delivery.outputId(Outbox.outputId(keyForms.identity(readable), plan.outboxChannel()));
+            delivery.outputKey(keyForms.identity(readable));
         }
         ConfirmedKeys.Confirmed confirmed = context.confirmedKeys() == null ? null : context.confirmedKeys().get(key);
         if (confirmed != null) {

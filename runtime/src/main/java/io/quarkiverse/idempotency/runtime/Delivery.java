@@ -45,8 +45,11 @@ public final class Delivery implements DeliveryView {
 
     // calls: the store calls of this delivery, made without blocking when it runs on an event loop; previousKey: the
     // key in its other form while the key storage is changing, or null
-    /** The id of a {@code @ThroughOutbox} processor's output, derived from the key; {@code null} for other methods. */
-    private String outputId;
+    /**
+     * The key in a form that does not change with its storage, which a {@code @ThroughOutbox} processor's output id is
+     * derived from; {@code null} for other methods.
+     */
+    private ScopedKey outputKey;
 
     Delivery(DeliveryContext context, KeyCalls calls, MethodPlan plan, String channel, ScopedKey key,
             Metadata metadata, Arrival arrival, ScopedKey previousKey) {
@@ -56,13 +59,16 @@ public final class Delivery implements DeliveryView {
         this.record = new KeyRecord(context, calls, key, previousKey, target.policy(), arrival.facts());
     }
 
-    void outputId(String id) {
-        this.outputId = id;
+    void outputKey(ScopedKey key) {
+        this.outputKey = key;
     }
 
-    /** @return the id of a {@code @ThroughOutbox} processor's output: the same for every delivery of the key */
-    String outputId() {
-        return outputId;
+    /**
+     * @return the key a {@code @ThroughOutbox} processor's output id is derived from: the same for every delivery of
+     *         the key, whatever its storage
+     */
+    ScopedKey outputKey() {
+        return outputKey;
     }
 
     /**

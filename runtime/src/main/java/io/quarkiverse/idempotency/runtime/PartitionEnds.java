@@ -12,7 +12,6 @@ import jakarta.inject.Singleton;
 
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.scheduler.Scheduler;
 import io.vertx.core.Vertx;
 
 /**
@@ -33,15 +32,13 @@ public class PartitionEnds {
     @Inject
     Vertx vertx;
 
-    @Inject
-    Scheduler scheduler;
-
     private final AtomicLong timer = new AtomicLong(-1);
     private volatile boolean stopped;
 
     /**
      * Arms the timer at the end of the oldest partition that holds live keys, as the last purge saw it; it runs the
-     * purge on a worker thread. Not when that end has passed already (the last purge could not drop the partition):
+     * purge on a worker thread (the purge job's, which skips it while the job is paused). Not when that end has passed already
+     * (the last purge could not drop the partition):
      * the purge job's next run tries again, not a timer that would fire at once, again and again.
      */
     void armAfter(Runnable purge) {
@@ -53,8 +50,8 @@ public class PartitionEnds {
             return;
         }
         long id = vertx.setTimer(untilEnd.get().plus(MARGIN).toMillis(), t -> vertx.executeBlocking(() -> {
-            // not while the job is paused, nor once the application stops
-            if (!stopped && !scheduler.isPaused(PurgeJob.IDENTITY)) {
+            // not once the application stops
+            if (!stopped) {
                 try {
                     purge.run();
                 } catch (RuntimeException e) {

@@ -5,6 +5,7 @@ import jakarta.inject.Singleton;
 
 import io.quarkiverse.idempotency.IdempotencyPurge;
 import io.quarkus.scheduler.Scheduled;
+import io.quarkus.scheduler.Scheduler;
 
 /**
  * The scheduled purge of expired keys. Registered at build time only with the database store and
@@ -23,13 +24,23 @@ public class PurgeJob {
     @Inject
     PartitionEnds partitionEnds;
 
+    @Inject
+    Scheduler scheduler;
+
     @Scheduled(identity = IDENTITY, every = "${quarkus.idempotency.purge.every}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP, skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     void purge() {
         try {
             purge.purgeExpired();
         } finally {
             // partitioned: again when the oldest partition ends, not only at the next run
-            partitionEnds.armAfter(this::purge);
+            partitionEnds.armAfter(this::purgeAtPartitionEnd);
+        }
+    }
+
+    // A run the scheduler did not start: not while the job is paused.
+    private void purgeAtPartitionEnd() {
+        if (!scheduler.isPaused(IDENTITY)) {
+            purge();
         }
     }
 }

@@ -67,7 +67,7 @@ public class ReactiveDeliveryInterceptor {
     private Uni<Object> inTransaction(InvocationContext ic, Delivery delivery, Mutiny.QueryProducer session) {
         TransactionKeys transaction = keys.in(session);
         String outboxChannel = delivery.target().plan().outboxChannel();
-        String outputId = delivery.outputId();
+        String outputId = outboxChannel == null ? null : Outbox.outputId(delivery.outputKey(), outboxChannel);
         Uni<Object> ran;
         if (delivery.state() != DeliveryState.KEYED) {
             // claimed on a lease before this transaction (a redelivery, or a dead owner's claim taken over): the

@@ -70,7 +70,8 @@ public class TransactionalDeliveryInterceptor {
             result = ic.proceed();
             if (plan.outboxChannel() != null) {
                 // written in this transaction, sent once it committed; SmallRye forwards nothing and acks the input
-                outbox.writeOutput(plan.outboxChannel(), result, delivery.outputId());
+                outbox.writeOutput(plan.outboxChannel(), result,
+                        Outbox.outputId(delivery.outputKey(), plan.outboxChannel()));
                 result = null;
             }
         } catch (Exception e) {
