@@ -17,8 +17,13 @@ public final class Ledger {
     /** This module's own database, so that what its tests leave behind never meets the demo's migrations. */
     static final String DATABASE = "reactive_test";
 
+    /** The setting that names the database of an application a test built, when not {@link #DATABASE}. */
+    static final String DATABASE_SETTING = "idempotency-tests.database";
+
+    /** @return the JDBC URL of the database of the application under test ({@link #DATABASE} unless it names another) */
     public static String url() {
-        return TestServices.postgres().jdbcUrl(DATABASE);
+        return TestServices.postgres().jdbcUrl(org.eclipse.microprofile.config.ConfigProvider.getConfig()
+                .getOptionalValue(DATABASE_SETTING, String.class).orElse(DATABASE));
     }
 
     /** @return the charges of an order, by either consumer */

@@ -16,11 +16,16 @@ final class ReactiveServices {
 
     /** The settings as environment variables, for an application process a test starts itself. */
     static Map<String, String> environment() {
-        TestServices.freshDatabase(Ledger.DATABASE);
+        return environment(Ledger.DATABASE);
+    }
+
+    /** @param database the PostgreSQL database of the application, created afresh */
+    static Map<String, String> environment(String database) {
+        TestServices.freshDatabase(database);
         TestServices.Server db = TestServices.postgres();
         TestServices.Server broker = TestServices.rabbitmq();
-        return Map.of("QUARKUS_DATASOURCE_JDBC_URL", Ledger.url(),
-                "QUARKUS_DATASOURCE_REACTIVE_URL", "postgresql://" + db.host() + ":" + db.port() + "/" + Ledger.DATABASE,
+        return Map.of("QUARKUS_DATASOURCE_JDBC_URL", db.jdbcUrl(database),
+                "QUARKUS_DATASOURCE_REACTIVE_URL", "postgresql://" + db.host() + ":" + db.port() + "/" + database,
                 "QUARKUS_DATASOURCE_USERNAME", db.user(),
                 "QUARKUS_DATASOURCE_PASSWORD", db.password(),
                 "RABBITMQ_HOST", broker.host(),

@@ -117,13 +117,29 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
     }
 
     /**
-     * @return why keys cannot be written in a Hibernate Reactive handler's transaction ({@link SessionKeys}), or
-     *         {@code null} when they can
+     * Readies the table for a key written through a reactive session or pool ({@link SessionKeys}, {@link PoolKeys}):
+     * partitioned, a partition must hold the key's expiry, as before every write over JDBC; found in memory but when
+     * partitions are to be created (the first write, a longer retention, no purge for a period), which is done over
+     * JDBC on a worker thread, and the caller's Vert.x context resumed after (a Hibernate Reactive session is bound to
+     * it).
      */
     @Override
-    public String sessionRefusal() {
-        return partitioned ? "its idempotency table '" + table.name() + "' is partitioned by time, which keys written"
-                + " by a reactive session do not support yet" : null;
+    public Uni<Boolean> readyToWrite(Duration retention) {
+        boolean partitioned = this.partitioned;
+        if (!partitioned || partitions.covers(retention)) {
+            return Uni.createFrom().item(partitioned);
+        }
+        io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
+        if (context == null) {
+            return Uni.createFrom().item(() -> {
+                partitions.cover(retention);
+                return true;
+            });
+        }
+        return Uni.createFrom().completionStage(() -> context.executeBlocking(() -> {
+            partitions.cover(retention);
+            return true;
+        }, false).toCompletionStage());
     }
 
     @Override

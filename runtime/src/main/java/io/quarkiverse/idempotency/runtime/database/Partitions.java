@@ -56,6 +56,11 @@ final class Partitions {
         return period;
     }
 
+    /** @return whether a partition holds a key written now with this retention, as far as is known in memory */
+    boolean covers(Duration retention) {
+        return System.currentTimeMillis() + retention.toMillis() + period.toMillis() < coveredUntilMillis;
+    }
+
     /**
      * Makes sure a partition holds a key written now with this retention. In memory unless the partitions reach too
      * short (first use, a longer retention, or no purge for a period): then creates the missing ones.

@@ -87,8 +87,8 @@ public class PoolIdempotencyStore implements SqlKeyStore {
     }
 
     @Override
-    public String sessionRefusal() {
-        return null; // a partitioned table is refused at startup (PoolSchema)
+    public Uni<Boolean> readyToWrite(Duration retention) {
+        return Uni.createFrom().item(false); // a partitioned table is refused at startup (PoolSchema)
     }
 
     @Override

@@ -28,6 +28,8 @@ public final class PoolKeys implements KeyCalls {
     private final SqlCalls db;
     private final AsyncGroupCommit<ClaimRequest, Claim> claims;
     private final AsyncGroupCommit<ConfirmRequest, Boolean> confirms;
+    /** The table's layout as the last claim was readied for (a batch of claims takes it). */
+    private volatile boolean partitioned;
 
     public PoolKeys(SqlKeyStore store, Pool pool) {
         this.store = store;
@@ -40,22 +42,23 @@ public final class PoolKeys implements KeyCalls {
 
     @Override
     public Uni<Claim> claim(ScopedKey key, String token, Duration lease, Duration retention, MessageFacts facts) {
-        String refusal = store.sessionRefusal();
-        if (refusal != null) {
-            return Uni.createFrom().failure(new IllegalStateException("Cannot claim key '" + key + "': " + refusal));
-        }
         ClaimRequest request = new ClaimRequest(key, token, lease, retention, facts);
-        return claims != null ? claims.submit(request) : protocol.claim(db, request, false);
+        return store.readyToWrite(retention).chain(partitioned -> {
+            this.partitioned = partitioned;
+            return claims != null ? claims.submit(request) : protocol.claim(db, request, partitioned);
+        });
     }
 
     /** Claims a batch of keys in one statement and one commit (see {@link LeaseBatches.Claims#answers}). */
     private Uni<List<Claim>> claimAll(List<ClaimRequest> batch) {
+        // every request readied its partition before it was submitted: the layout they were readied for
+        boolean partitioned = this.partitioned;
         if (batch.size() == 1) {
-            return protocol.claim(db, batch.get(0), false).map(List::of);
+            return protocol.claim(db, batch.get(0), partitioned).map(List::of);
         }
         LeaseBatches.Claims claims = new LeaseBatches.Claims(batch);
         RuntimeException[] failures = new RuntimeException[claims.size()];
-        return protocol.claimBatch(db, claims, failures, false).map(answers -> claims.answers(answers, failures));
+        return protocol.claimBatch(db, claims, failures, partitioned).map(answers -> claims.answers(answers, failures));
     }
 
     @Override
@@ -82,12 +85,8 @@ public final class PoolKeys implements KeyCalls {
 
     @Override
     public Uni<Integer> recordFailure(ScopedKey key, String token, String failure, int maxAttempts, Duration retention) {
-        String refusal = store.sessionRefusal();
-        if (refusal != null) {
-            return Uni.createFrom().failure(new IllegalStateException("Cannot count a failed attempt of key '" + key
-                    + "': " + refusal));
-        }
-        return protocol.recordFailure(db, key, token, failure, maxAttempts, retention, false);
+        return store.readyToWrite(retention).chain(partitioned -> protocol.recordFailure(db, key, token, failure,
+                maxAttempts, retention, partitioned));
     }
 
     @Override

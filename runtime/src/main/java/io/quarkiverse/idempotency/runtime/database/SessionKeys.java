@@ -38,14 +38,9 @@ public final class SessionKeys {
             @Override
             public Uni<Claim> claim(ScopedKey key, String token, Duration retention, boolean asynchronousCommit,
                     MessageFacts facts) {
-                String refusal = store.sessionRefusal();
-                if (refusal != null) {
-                    return Uni.createFrom()
-                            .failure(new IllegalStateException("Cannot claim key '" + key + "': " + refusal));
-                }
                 // always committed synchronously: the build refuses asynchronous commits for reactive handlers
-                return protocol.claimInTransaction(db, new KeyProtocol.Write(key, token, retention, facts), false,
-                        false);
+                return store.readyToWrite(retention).chain(partitioned -> protocol.claimInTransaction(db,
+                        new KeyProtocol.Write(key, token, retention, facts), false, partitioned));
             }
 
             @Override

@@ -32,8 +32,14 @@ public interface SqlKeyStore extends IdempotencyStore {
     /** @return the protocol of the store's table, its statements with it */
     KeyProtocol protocol();
 
-    /** @return why keys cannot be written through a reactive session or pool now, or {@code null} when they can */
-    String sessionRefusal();
+    /**
+     * Readies the table for a key written now through a reactive session or pool: a table partitioned by time needs a
+     * partition holding the key's expiry, found in memory, or else created, off the event loop, the caller's context
+     * resumed after.
+     *
+     * @return whether the table is partitioned by time, so that the partitioned statements are to be used
+     */
+    Uni<Boolean> readyToWrite(Duration retention);
 
     /** @return the most lease-mode claims (and, apart, confirms) that share one statement; 1: each on its own */
     int leaseBatchSize();
