@@ -5,11 +5,13 @@
 # -Dbench.only=plain-nontx,idempotent-nontx: only those consumers, their best runs and nothing else (a quick look).
 # ./benchmark.sh soak [-Dbench.soak.seconds=900 -Dbench.soak.retention-seconds=120]: the soak instead, the key table
 # partitioned and unpartitioned; one SOAK line per store.
+# ./benchmark.sh layouts [-Dbench.layouts.rounds=3 -Dbench.layouts.seconds=30 -Dbench.layouts.warmup-seconds=15]: only the
+# last measurement, the default consumer on a table partitioned by time against one table; its LAYOUTS line.
 set -euo pipefail
 cd "$(dirname "$0")"
 mode=""
-if [ "${1:-}" = soak ]; then
-  mode=soak
+if [ "${1:-}" = soak ] || [ "${1:-}" = layouts ]; then
+  mode=$1
   shift
 fi
 ./mvnw -B -ntp -q -Pbenchmark install -DskipTests -pl benchmark -am

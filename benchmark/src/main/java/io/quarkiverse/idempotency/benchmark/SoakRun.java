@@ -44,6 +44,27 @@ final class SoakRun {
     record Sample(long nanos, long consumed, long tableBytes, long deadTuples, double purgeLagSeconds) {
     }
 
+    /**
+     * How a consumer process is run: for how long, after how long a warm-up, and whether with the soak's short
+     * retention and frequent purge (otherwise the extension's defaults, but for the layout).
+     */
+    record Settings(long seconds, long warmupSeconds, boolean shortRetention) {
+    }
+
+    /** The soak's: {@link #SECONDS}, a warm-up of a sixth of it (at most 30 s), the short retention. */
+    static final Settings SOAK = new Settings(SECONDS, Math.min(30, SECONDS / 6), true);
+
+    /** What a run measured: its samples, the WAL it wrote, the table's bytes per row. */
+    record Result(List<Sample> samples, long walBytes, double bytesPerRow) {
+
+        /** @return messages consumed per second between the first and the last sample */
+        double rate() {
+            Sample first = samples.get(0);
+            Sample last = samples.get(samples.size() - 1);
+            return (last.consumed() - first.consumed()) / ((last.nanos() - first.nanos()) / 1e9);
+        }
+    }
+
     private final com.rabbitmq.client.Connection rabbit;
     private final DataSource dataSource;
     private long published;
@@ -57,19 +78,25 @@ final class SoakRun {
     List<String> run() throws Exception {
         List<String> lines = new ArrayList<>();
         for (String store : List.of("partitioned", "unpartitioned")) {
-            String line = run(store);
+            Result result = run(store, SOAK);
+            String line = line(store, result.samples(), result.walBytes(), result.bytesPerRow());
             System.out.println(line);
             lines.add(line);
         }
         return lines;
     }
 
-    private String run(String store) throws Exception {
+    /**
+     * The default consumer in a process of its own on a fresh key table of a layout, its queue kept full.
+     *
+     * @param store {@code partitioned} (by time) or {@code unpartitioned}
+     */
+    Result run(String store, Settings settings) throws Exception {
         execute("DROP TABLE IF EXISTS " + TABLE + " CASCADE");
         execute("TRUNCATE bench_row");
         execute("CHECKPOINT");
         published = 0;
-        Process consumer = start(store);
+        Process consumer = start(store, settings);
         // the consumer declares its queue once connected
         for (boolean declared = false; !declared;) {
             try (Channel c = rabbit.createChannel()) {
@@ -83,7 +110,7 @@ final class SoakRun {
             publisher.confirmSelect();
             refill(publisher);
             // the consumer's warm-up: the JIT, the pools, the first partitions
-            long warmupEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.min(30, SECONDS / 6));
+            long warmupEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(settings.warmupSeconds());
             while (System.nanoTime() < warmupEnd) {
                 refill(publisher);
                 TimeUnit.MILLISECONDS.sleep(200);
@@ -92,7 +119,7 @@ final class SoakRun {
             Sample first = sample();
             List<Sample> samples = new ArrayList<>(List.of(first));
             double bytesPerRow = 0;
-            long end = first.nanos() + TimeUnit.SECONDS.toNanos(SECONDS);
+            long end = first.nanos() + TimeUnit.SECONDS.toNanos(settings.seconds());
             long next = first.nanos() + SAMPLE.toNanos();
             while (System.nanoTime() < end) {
                 refill(publisher);
@@ -103,7 +130,8 @@ final class SoakRun {
                     }
                     samples.add(s);
                     next += SAMPLE.toNanos();
-                    if (bytesPerRow == 0 && s.nanos() - first.nanos() >= RETENTION.toNanos() / 2) {
+                    if (settings.shortRetention() && bytesPerRow == 0
+                            && s.nanos() - first.nanos() >= RETENTION.toNanos() / 2) {
                         bytesPerRow = bytesPerRow(); // before any key expired: rows as written, no dead ones
                     }
                 }
@@ -115,7 +143,7 @@ final class SoakRun {
             if (bytesPerRow == 0) {
                 bytesPerRow = bytesPerRow();
             }
-            return line(store, samples, wal, bytesPerRow);
+            return new Result(samples, wal, bytesPerRow);
         } finally {
             consumer.destroy();
             consumer.waitFor(30, TimeUnit.SECONDS);
@@ -129,7 +157,7 @@ final class SoakRun {
         long third = (last.nanos() - first.nanos()) / 3;
         double rateFirst = rate(samples, first.nanos(), first.nanos() + third);
         double rateLast = rate(samples, last.nanos() - third, last.nanos());
-        double rate = (last.consumed() - first.consumed()) / ((last.nanos() - first.nanos()) / 1e9);
+        double rate = new Result(samples, walBytes, bytesPerRow).rate();
         double tableMbMax = samples.stream().mapToLong(Sample::tableBytes).max().orElse(0) / 1e6;
         long deadMax = samples.stream().mapToLong(Sample::deadTuples).max().orElse(0);
         double lagMax = samples.stream().mapToDouble(Sample::purgeLagSeconds).max().orElse(0);
@@ -234,26 +262,28 @@ final class SoakRun {
         publisher.waitForConfirmsOrDie(60_000);
     }
 
-    private Process start(String store) throws Exception {
+    private Process start(String store, Settings settings) throws Exception {
         Path dir = Files.isDirectory(Path.of("benchmark", "target")) ? Path.of("benchmark", "target")
                 : Path.of(System.getProperty("java.io.tmpdir"));
-        Path log = dir.resolve("soak-" + store + ".log");
+        Path log = dir.resolve((settings.shortRetention() ? "soak-" : "layout-") + store + ".log");
         String java = ProcessHandle.current().info().command().orElse("java");
-        Process process = new ProcessBuilder(java, "-D" + RecoveryRun.ROLE + "=" + CHANNEL,
+        List<String> command = new ArrayList<>(List.of(java, "-D" + RecoveryRun.ROLE + "=" + CHANNEL,
                 "-Dmp.messaging.incoming." + CHANNEL + ".queue.name=" + QUEUE,
                 "-Dquarkus.hibernate-orm.schema-management.strategy=none",
                 // the extension creates its table, in the layout under test
                 "-Dquarkus.idempotency.database.schema-management=update",
-                "-Dquarkus.idempotency.database.partitioning=" + (store.equals("partitioned") ? "time" : "none"),
-                "-Dquarkus.idempotency.database.partition-period=" + PERIOD.toMillis() + "ms",
-                "-Dquarkus.idempotency.retention=" + RETENTION.toSeconds() + "s",
-                // a retention of seconds needs a lease and retry delays within it (refused otherwise)
-                "-Dquarkus.idempotency.lease=" + RETENTION.dividedBy(4).toMillis() + "ms",
-                "-Dquarkus.idempotency.retry.initial-delay=100ms", "-Dquarkus.idempotency.retry.max-delay=1s",
-                // the purge job, often: the unpartitioned store deletes at the defaults' pace (busy-percent)
-                "-Dquarkus.idempotency.purge.every=" + PURGE_EVERY.toMillis() + "ms",
-                "-jar", System.getProperty("java.class.path"))
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+                "-Dquarkus.idempotency.database.partitioning=" + (store.equals("partitioned") ? "time" : "none")));
+        if (settings.shortRetention()) {
+            command.addAll(List.of("-Dquarkus.idempotency.database.partition-period=" + PERIOD.toMillis() + "ms",
+                    "-Dquarkus.idempotency.retention=" + RETENTION.toSeconds() + "s",
+                    // a retention of seconds needs a lease and retry delays within it (refused otherwise)
+                    "-Dquarkus.idempotency.lease=" + RETENTION.dividedBy(4).toMillis() + "ms",
+                    "-Dquarkus.idempotency.retry.initial-delay=100ms", "-Dquarkus.idempotency.retry.max-delay=1s",
+                    // the purge job, often: the unpartitioned store deletes at the defaults' pace (busy-percent)
+                    "-Dquarkus.idempotency.purge.every=" + PURGE_EVERY.toMillis() + "ms"));
+        }
+        command.addAll(List.of("-jar", System.getProperty("java.class.path")));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (!Files.readString(log).contains(RecoveryRun.READY)) {
