@@ -26,8 +26,6 @@ public class IdempotencyRecorder {
             return new IdempotentMethods(infos, connectors, redeliveries,
                     context.getInjectedReference(IdempotencyConfig.class), store.joinsTransactions(),
                     store.commitsAsynchronously(),
-                    // a table partitioned by time (read again at runtime: a migration may partition it) fails each
-                    // reactive claim instead (SessionKeys)
                     store instanceof SqlKeyStore,
                     store.neverBlocks(), context.getInjectedReference(NonBlockingStore.class));
         };

@@ -129,17 +129,28 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
         if (!partitioned || partitions.covers(retention)) {
             return Uni.createFrom().item(partitioned);
         }
-        io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
-        if (context == null) {
-            return Uni.createFrom().item(() -> {
-                partitions.cover(retention);
-                return true;
-            });
-        }
-        return Uni.createFrom().completionStage(() -> context.executeBlocking(() -> {
+        return offEventLoop(() -> {
             partitions.cover(retention);
             return true;
-        }, false).toCompletionStage());
+        });
+    }
+
+    /** Reads the layout again, off the event loop (see {@link SqlKeyStore#layoutChanged}). */
+    @Override
+    public Uni<Boolean> layoutChanged() {
+        return offEventLoop(this::readLayout);
+    }
+
+    /**
+     * Runs a JDBC call for a reactive caller: on a worker thread when called on an event loop, its context resumed
+     * after (a Hibernate Reactive session is bound to it); in place on any other thread.
+     */
+    private static <T> Uni<T> offEventLoop(Supplier<T> call) {
+        if (!io.vertx.core.Context.isOnEventLoopThread()) {
+            return Uni.createFrom().item(call);
+        }
+        io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
+        return Uni.createFrom().completionStage(() -> context.executeBlocking(call::get, false).toCompletionStage());
     }
 
     @Override

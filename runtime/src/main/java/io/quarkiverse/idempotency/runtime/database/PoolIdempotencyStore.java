@@ -92,6 +92,11 @@ public class PoolIdempotencyStore implements SqlKeyStore {
     }
 
     @Override
+    public Uni<Boolean> layoutChanged() {
+        return Uni.createFrom().item(false); // a partitioned table is refused at startup (PoolSchema)
+    }
+
+    @Override
     public int leaseBatchSize() {
         return leaseBatchSize;
     }

@@ -28,8 +28,6 @@ public final class PoolKeys implements KeyCalls {
     private final SqlCalls db;
     private final AsyncGroupCommit<ClaimRequest, Claim> claims;
     private final AsyncGroupCommit<ConfirmRequest, Boolean> confirms;
-    /** The table's layout as the last claim was readied for (a batch of claims takes it). */
-    private volatile boolean partitioned;
 
     public PoolKeys(SqlKeyStore store, Pool pool) {
         this.store = store;
@@ -43,28 +41,33 @@ public final class PoolKeys implements KeyCalls {
     @Override
     public Uni<Claim> claim(ScopedKey key, String token, Duration lease, Duration retention, MessageFacts facts) {
         ClaimRequest request = new ClaimRequest(key, token, lease, retention, facts);
-        return store.readyToWrite(retention).chain(partitioned -> {
-            this.partitioned = partitioned;
-            return claims != null ? claims.submit(request) : protocol.claim(db, request, partitioned);
-        });
+        return ReactiveLayout.watched(store, store.readyToWrite(retention).chain(partitioned -> claims != null
+                ? claims.submit(request)
+                : protocol.claim(db, request, partitioned)));
     }
 
     /** Claims a batch of keys in one statement and one commit (see {@link LeaseBatches.Claims#answers}). */
     private Uni<List<Claim>> claimAll(List<ClaimRequest> batch) {
-        // every request readied its partition before it was submitted: the layout they were readied for
-        boolean partitioned = this.partitioned;
-        if (batch.size() == 1) {
-            return protocol.claim(db, batch.get(0), partitioned).map(List::of);
-        }
-        LeaseBatches.Claims claims = new LeaseBatches.Claims(batch);
-        RuntimeException[] failures = new RuntimeException[claims.size()];
-        return protocol.claimBatch(db, claims, failures, partitioned).map(answers -> claims.answers(answers, failures));
+        // every request was readied before it was submitted; the batch, for the longest retention among them, learns
+        // the layout now (in memory, unless the layout changed in between)
+        Duration longest = batch.stream().map(ClaimRequest::retention).max(Duration::compareTo).orElseThrow();
+        return store.readyToWrite(longest).chain(partitioned -> {
+            if (batch.size() == 1) {
+                return protocol.claim(db, batch.get(0), partitioned).map(List::of);
+            }
+            LeaseBatches.Claims claims = new LeaseBatches.Claims(batch);
+            RuntimeException[] failures = new RuntimeException[claims.size()];
+            return protocol.claimBatch(db, claims, failures, partitioned)
+                    .map(answers -> claims.answers(answers, failures));
+        });
     }
 
     @Override
     public Uni<Boolean> confirm(ScopedKey key, String token, Duration retention) {
-        return confirms != null ? confirms.submit(new ConfirmRequest(key, token, retention))
-                : protocol.confirm(db, key, token, retention);
+        // the confirm moves the key's expiry: a partition must hold it, as for a claim
+        return store.readyToWrite(retention).chain(partitioned -> confirms != null
+                ? confirms.submit(new ConfirmRequest(key, token, retention))
+                : protocol.confirm(db, key, token, retention));
     }
 
     /** Confirms a batch of claims in one statement and one commit, each fenced by its token. */
@@ -85,8 +88,8 @@ public final class PoolKeys implements KeyCalls {
 
     @Override
     public Uni<Integer> recordFailure(ScopedKey key, String token, String failure, int maxAttempts, Duration retention) {
-        return store.readyToWrite(retention).chain(partitioned -> protocol.recordFailure(db, key, token, failure,
-                maxAttempts, retention, partitioned));
+        return ReactiveLayout.watched(store, store.readyToWrite(retention).chain(partitioned -> protocol
+                .recordFailure(db, key, token, failure, maxAttempts, retention, partitioned)));
     }
 
     @Override

@@ -39,13 +39,15 @@ public final class SessionKeys {
             public Uni<Claim> claim(ScopedKey key, String token, Duration retention, boolean asynchronousCommit,
                     MessageFacts facts) {
                 // always committed synchronously: the build refuses asynchronous commits for reactive handlers
-                return store.readyToWrite(retention).chain(partitioned -> protocol.claimInTransaction(db,
-                        new KeyProtocol.Write(key, token, retention, facts), false, partitioned));
+                return ReactiveLayout.watched(store, store.readyToWrite(retention).chain(partitioned -> protocol
+                        .claimInTransaction(db, new KeyProtocol.Write(key, token, retention, facts), false, partitioned)));
             }
 
             @Override
             public Uni<Boolean> confirm(ScopedKey key, String token, Duration retention) {
-                return protocol.confirmInTransaction(db, key, token, retention);
+                // the confirm moves the key's expiry: a partition must hold it, as for a claim
+                return store.readyToWrite(retention)
+                        .chain(partitioned -> protocol.confirmInTransaction(db, key, token, retention));
             }
         };
     }

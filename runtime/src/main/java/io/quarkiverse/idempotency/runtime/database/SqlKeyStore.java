@@ -41,6 +41,15 @@ public interface SqlKeyStore extends IdempotencyStore {
      */
     Uni<Boolean> readyToWrite(Duration retention);
 
+    /**
+     * A reactive write found the table's layout other than it was told ({@link ReactiveLayout#changed}: moved to
+     * partitions while this instance ran): reads it again, off the event loop, so that the next attempt takes the
+     * statements of the layout it has.
+     *
+     * @return whether the table is partitioned by time
+     */
+    Uni<Boolean> layoutChanged();
+
     /** @return the most lease-mode claims (and, apart, confirms) that share one statement; 1: each on its own */
     int leaseBatchSize();
 
