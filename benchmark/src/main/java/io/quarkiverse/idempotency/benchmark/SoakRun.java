@@ -46,7 +46,7 @@ final class SoakRun {
 
     /**
      * How a consumer process is run: for how long, after how long a warm-up, and whether with the soak's short
-     * retention and frequent purge (otherwise the extension's defaults, but for the layout).
+     * retention and frequent purge (otherwise the benchmark's configuration, but for the layout).
      */
     record Settings(long seconds, long warmupSeconds, boolean shortRetention) {
     }
