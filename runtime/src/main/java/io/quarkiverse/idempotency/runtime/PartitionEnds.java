@@ -25,6 +25,8 @@ public class PartitionEnds {
     private static final IdempotencyLogger LOG = IdempotencyLogger.of(PartitionEnds.class);
     /** After the end: the database's clock, which the partitions' bounds are in, has passed it then. */
     static final Duration MARGIN = Duration.ofMillis(200);
+    /** After the application started: its schema checked, the partitions' layout read. */
+    static final Duration STARTUP_DELAY = Duration.ofSeconds(1);
 
     @Inject
     Instance<DatabaseIdempotencyStore> stores;
@@ -66,6 +68,30 @@ public class PartitionEnds {
         }
         if (stopped) {
             vertx.cancelTimer(id); // armed while the application stopped
+        }
+    }
+
+    /**
+     * Runs the purge once, a second from now, on a worker thread, when the table is partitioned: it drops what has
+     * ended and arms the timer at the next end ({@link #armAfter}).
+     */
+    void soon(Runnable purge) {
+        if (stopped || !stores.isResolvable()) {
+            return;
+        }
+        long id = vertx.setTimer(STARTUP_DELAY.toMillis(), t -> vertx.executeBlocking(() -> {
+            if (!stopped && stores.get().partitioned()) {
+                try {
+                    purge.run();
+                } catch (RuntimeException e) {
+                    LOG.purgeAtPartitionEndFailed(e);
+                }
+            }
+            return null;
+        }, false));
+        long previous = timer.getAndSet(id);
+        if (previous >= 0) {
+            vertx.cancelTimer(previous);
         }
     }
 

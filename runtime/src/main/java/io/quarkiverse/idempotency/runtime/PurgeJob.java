@@ -1,9 +1,11 @@
 package io.quarkiverse.idempotency.runtime;
 
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
 import io.quarkiverse.idempotency.IdempotencyPurge;
+import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.quarkus.scheduler.Scheduler;
 
@@ -27,6 +29,9 @@ public class PurgeJob {
     @Inject
     Scheduler scheduler;
 
+    @Inject
+    IdempotencyConfig config;
+
     @Scheduled(identity = IDENTITY, every = "${quarkus.idempotency.purge.every}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP, skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     void purge() {
         try {
@@ -34,6 +39,19 @@ public class PurgeJob {
         } finally {
             // partitioned: again when the oldest partition ends, not only at the next run
             partitionEnds.armAfter(this::purgeAtPartitionEnd);
+        }
+    }
+
+    /**
+     * Starts the partition-end purges with the application, not with the job's first run: the scheduler skips a run
+     * that fires while the application is still starting ({@code ApplicationNotRunning}), and the next one is
+     * {@code every} away (an hour by default), which left a partitioned table's partitions undropped for that long.
+     * Not when the job is off.
+     */
+    void startPartitionEnds(@Observes StartupEvent event) {
+        String every = config.purge().every().trim();
+        if (!every.equalsIgnoreCase("off") && !every.equalsIgnoreCase("disabled")) {
+            partitionEnds.soon(this::purgeAtPartitionEnd);
         }
     }
 
