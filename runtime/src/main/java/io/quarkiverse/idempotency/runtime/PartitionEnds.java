@@ -51,9 +51,27 @@ public class PartitionEnds {
         if (untilEnd.isEmpty() || untilEnd.get().isNegative() || untilEnd.get().isZero()) {
             return;
         }
-        long id = vertx.setTimer(untilEnd.get().plus(MARGIN).toMillis(), t -> vertx.executeBlocking(() -> {
-            // not once the application stops
-            if (!stopped) {
+        runAfter(untilEnd.get().plus(MARGIN), purge);
+    }
+
+    /**
+     * Runs the purge once, a second from now, on a worker thread, when the table is partitioned: it drops what has
+     * ended and arms the timer at the next end ({@link #armAfter}).
+     */
+    void soon(Runnable purge) {
+        if (stopped || !stores.isResolvable()) {
+            return;
+        }
+        runAfter(STARTUP_DELAY, purge);
+    }
+
+    /**
+     * The one timer: after a delay, the purge on a worker thread, when the table is partitioned and the application
+     * has not stopped; a timer armed before is cancelled.
+     */
+    private void runAfter(Duration delay, Runnable purge) {
+        long id = vertx.setTimer(delay.toMillis(), t -> vertx.executeBlocking(() -> {
+            if (!stopped && stores.get().partitioned()) {
                 try {
                     purge.run();
                 } catch (RuntimeException e) {
@@ -68,30 +86,6 @@ public class PartitionEnds {
         }
         if (stopped) {
             vertx.cancelTimer(id); // armed while the application stopped
-        }
-    }
-
-    /**
-     * Runs the purge once, a second from now, on a worker thread, when the table is partitioned: it drops what has
-     * ended and arms the timer at the next end ({@link #armAfter}).
-     */
-    void soon(Runnable purge) {
-        if (stopped || !stores.isResolvable()) {
-            return;
-        }
-        long id = vertx.setTimer(STARTUP_DELAY.toMillis(), t -> vertx.executeBlocking(() -> {
-            if (!stopped && stores.get().partitioned()) {
-                try {
-                    purge.run();
-                } catch (RuntimeException e) {
-                    LOG.purgeAtPartitionEndFailed(e);
-                }
-            }
-            return null;
-        }, false));
-        long previous = timer.getAndSet(id);
-        if (previous >= 0) {
-            vertx.cancelTimer(previous);
         }
     }
 
