@@ -5,7 +5,7 @@
 # -Dbench.only=plain-nontx,idempotent-nontx: only those consumers, their best runs and nothing else (a quick look).
 # ./benchmark.sh soak [-Dbench.soak.seconds=900 -Dbench.soak.retention-seconds=120]: the soak instead, the key table
 # partitioned and unpartitioned; one SOAK line per store.
-# ./benchmark.sh layouts [-Dbench.layouts.rounds=3 -Dbench.layouts.seconds=30 -Dbench.layouts.warmup-seconds=15]: only the
+# ./benchmark.sh layouts [-Dbench.layouts.rounds=5 -Dbench.layouts.messages=40000 -Dbench.layouts.warmup-seconds=60]: only the
 # last measurement, the default consumer on a table partitioned by time against one table; its LAYOUTS line.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -17,6 +17,7 @@ import com.rabbitmq.client.Channel;
 
 import io.quarkus.runtime.Quarkus;
 import io.smallrye.reactive.messaging.ChannelRegistry;
+import io.smallrye.reactive.messaging.PausableChannel;
 
 /**
  * Crash recovery, measured: a consumer process with the extension's defaults (this benchmark's own jar, in a
@@ -39,6 +40,8 @@ final class RecoveryRun {
     private static final int HELD_AT_KILL = 8;
     static final String ROLE = "bench.recovery.consumer";
     static final String READY = "RECOVERY CONSUMER READY";
+    /** A child whose channel its parent pauses and resumes (see {@link #consume}). */
+    static final String CONTROLLED = "bench.consumer.controlled";
 
     /** What one measurement found. */
     record Result(long inFlight, double seconds, long heldAtKill) {
@@ -57,12 +60,38 @@ final class RecoveryRun {
         return System.getProperty(ROLE);
     }
 
-    /** The child's life: consume its channel (from a queue of its own) until killed. */
+    /**
+     * The child's life: consume its channel (from a queue of its own) until killed. With {@link #CONTROLLED} its
+     * channel stays paused until the parent writes {@code resume} to its input, and pauses again on {@code pause}.
+     */
     static int consume(ChannelRegistry channels) {
-        channels.getPausable(consumerRole()).resume();
+        PausableChannel channel = channels.getPausable(consumerRole());
+        if (Boolean.getBoolean(CONTROLLED)) {
+            Thread control = new Thread(() -> follow(channel), "bench-consumer-control");
+            control.setDaemon(true);
+            control.start();
+        } else {
+            channel.resume();
+        }
         System.out.println(READY);
         Quarkus.waitForExit();
         return 0;
+    }
+
+    /** The child's channel paused and resumed as its parent says, a line per command. */
+    private static void follow(PausableChannel channel) {
+        try (java.io.BufferedReader commands = new java.io.BufferedReader(
+                new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8))) {
+            for (String command; (command = commands.readLine()) != null;) {
+                switch (command.trim()) {
+                    case "resume" -> channel.resume();
+                    case "pause" -> channel.pause();
+                    default -> System.err.println("unknown command: " + command);
+                }
+            }
+        } catch (java.io.IOException e) {
+            System.err.println("the parent's commands ended: " + e);
+        }
     }
 
     Result run(Mode mode) throws Exception {

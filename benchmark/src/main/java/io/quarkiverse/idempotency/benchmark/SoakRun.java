@@ -44,15 +44,8 @@ final class SoakRun {
     record Sample(long nanos, long consumed, long tableBytes, long deadTuples, double purgeLagSeconds) {
     }
 
-    /**
-     * How a consumer process is run: for how long, after how long a warm-up, and whether with the soak's short
-     * retention and frequent purge (otherwise the benchmark's configuration, but for the layout).
-     */
-    record Settings(long seconds, long warmupSeconds, boolean shortRetention) {
-    }
-
-    /** The soak's: {@link #SECONDS}, a warm-up of a sixth of it (at most 30 s), the short retention. */
-    static final Settings SOAK = new Settings(SECONDS, Math.min(30, SECONDS / 6), true);
+    /** The soak's warm-up: a sixth of it, at most 30 s (the JIT, the pools, the first partitions). */
+    static final long WARMUP_SECONDS = Math.min(30, SECONDS / 6);
 
     /** What a run measured: its samples, the WAL it wrote, the table's bytes per row. */
     record Result(List<Sample> samples, long walBytes, double bytesPerRow) {
@@ -77,11 +70,14 @@ final class SoakRun {
     /** Both stores, one after the other; returns their SOAK lines. */
     List<String> run() throws Exception {
         List<String> lines = new ArrayList<>();
-        for (String store : List.of("partitioned", "unpartitioned")) {
-            Result result = run(store, SOAK);
-            String line = line(store, result.samples(), result.walBytes(), result.bytesPerRow());
-            System.out.println(line);
-            lines.add(line);
+        // as in production: dead rows reclaimed and statistics renewed as the table changes
+        try (Autovacuum autovacuum = Autovacuum.on(dataSource)) {
+            for (String store : List.of("partitioned", "unpartitioned")) {
+                Result result = run(store);
+                String line = line(store, result.samples(), result.walBytes(), result.bytesPerRow());
+                System.out.println(line);
+                lines.add(line);
+            }
         }
         return lines;
     }
@@ -91,12 +87,12 @@ final class SoakRun {
      *
      * @param store {@code partitioned} (by time) or {@code unpartitioned}
      */
-    Result run(String store, Settings settings) throws Exception {
+    Result run(String store) throws Exception {
         execute("DROP TABLE IF EXISTS " + TABLE + " CASCADE");
         execute("TRUNCATE bench_row");
         execute("CHECKPOINT");
         published = 0;
-        Process consumer = start(store, settings);
+        Process consumer = start(store);
         // the consumer declares its queue once connected
         for (boolean declared = false; !declared;) {
             try (Channel c = rabbit.createChannel()) {
@@ -110,7 +106,7 @@ final class SoakRun {
             publisher.confirmSelect();
             refill(publisher);
             // the consumer's warm-up: the JIT, the pools, the first partitions
-            long warmupEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(settings.warmupSeconds());
+            long warmupEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(WARMUP_SECONDS);
             while (System.nanoTime() < warmupEnd) {
                 refill(publisher);
                 TimeUnit.MILLISECONDS.sleep(200);
@@ -119,7 +115,7 @@ final class SoakRun {
             Sample first = sample();
             List<Sample> samples = new ArrayList<>(List.of(first));
             double bytesPerRow = 0;
-            long end = first.nanos() + TimeUnit.SECONDS.toNanos(settings.seconds());
+            long end = first.nanos() + TimeUnit.SECONDS.toNanos(SECONDS);
             long next = first.nanos() + SAMPLE.toNanos();
             while (System.nanoTime() < end) {
                 refill(publisher);
@@ -130,7 +126,7 @@ final class SoakRun {
                     }
                     samples.add(s);
                     next += SAMPLE.toNanos();
-                    if (settings.shortRetention() && bytesPerRow == 0
+                    if (bytesPerRow == 0
                             && s.nanos() - first.nanos() >= RETENTION.toNanos() / 2) {
                         bytesPerRow = bytesPerRow(); // before any key expired: rows as written, no dead ones
                     }
@@ -262,27 +258,25 @@ final class SoakRun {
         publisher.waitForConfirmsOrDie(60_000);
     }
 
-    private Process start(String store, Settings settings) throws Exception {
+    private Process start(String store) throws Exception {
         Path dir = Files.isDirectory(Path.of("benchmark", "target")) ? Path.of("benchmark", "target")
                 : Path.of(System.getProperty("java.io.tmpdir"));
-        Path log = dir.resolve((settings.shortRetention() ? "soak-" : "layout-") + store + ".log");
+        Path log = dir.resolve("soak-" + store + ".log");
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> command = new ArrayList<>(List.of(java, "-D" + RecoveryRun.ROLE + "=" + CHANNEL,
                 "-Dmp.messaging.incoming." + CHANNEL + ".queue.name=" + QUEUE,
                 "-Dquarkus.hibernate-orm.schema-management.strategy=none",
                 // the extension creates its table, in the layout under test
                 "-Dquarkus.idempotency.database.schema-management=update",
-                "-Dquarkus.idempotency.database.partitioning=" + (store.equals("partitioned") ? "time" : "none")));
-        if (settings.shortRetention()) {
-            command.addAll(List.of("-Dquarkus.idempotency.database.partition-period=" + PERIOD.toMillis() + "ms",
-                    "-Dquarkus.idempotency.retention=" + RETENTION.toSeconds() + "s",
-                    // a retention of seconds needs a lease and retry delays within it (refused otherwise)
-                    "-Dquarkus.idempotency.lease=" + RETENTION.dividedBy(4).toMillis() + "ms",
-                    "-Dquarkus.idempotency.retry.initial-delay=100ms", "-Dquarkus.idempotency.retry.max-delay=1s",
-                    // the purge job, often: the unpartitioned store deletes at the defaults' pace (busy-percent)
-                    "-Dquarkus.idempotency.purge.every=" + PURGE_EVERY.toMillis() + "ms"));
-        }
-        command.addAll(List.of("-jar", System.getProperty("java.class.path")));
+                "-Dquarkus.idempotency.database.partitioning=" + (store.equals("partitioned") ? "time" : "none"),
+                "-Dquarkus.idempotency.database.partition-period=" + PERIOD.toMillis() + "ms",
+                "-Dquarkus.idempotency.retention=" + RETENTION.toSeconds() + "s",
+                // a retention of seconds needs a lease and retry delays within it (refused otherwise)
+                "-Dquarkus.idempotency.lease=" + RETENTION.dividedBy(4).toMillis() + "ms",
+                "-Dquarkus.idempotency.retry.initial-delay=100ms", "-Dquarkus.idempotency.retry.max-delay=1s",
+                // the purge job, often: the unpartitioned store deletes at the defaults' pace (busy-percent)
+                "-Dquarkus.idempotency.purge.every=" + PURGE_EVERY.toMillis() + "ms",
+                "-jar", System.getProperty("java.class.path")));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
