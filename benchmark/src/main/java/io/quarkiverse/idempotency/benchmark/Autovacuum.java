@@ -1,73 +1,106 @@
 package io.quarkiverse.idempotency.benchmark;
 
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 
-import javax.sql.DataSource;
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
  * PostgreSQL's autovacuum for the length of a soak, as production runs it. A server started with {@code autovacuum =
  * off} in a configuration file (this machine's CI setting, for steady tests) would otherwise never vacuum nor analyse
  * the soak's tables: dead rows never reused, plans made on an empty table kept for the whole run, which is not what a
  * user's database does. Turned on with {@code ALTER SYSTEM} and a reload (a superuser's right), put back as it was on
- * {@link #close()}; left alone when it is on already or set by an earlier {@code ALTER SYSTEM}.
+ * {@link #close()} or when this process stops; left alone when it is on already, or off by any other means than a
+ * configuration file (the command line, an earlier {@code ALTER SYSTEM}). The connection is its own, opened at the
+ * start, so that the setting can be put back while the application's pool is closing.
  */
 final class Autovacuum implements AutoCloseable {
 
-    private final DataSource dataSource;
-    private final boolean turnedOn;
+    private final Connection connection;
     private final Thread restore;
     private boolean closed;
 
-    private Autovacuum(DataSource dataSource, boolean turnedOn) {
-        this.dataSource = dataSource;
-        this.turnedOn = turnedOn;
-        this.restore = new Thread(this::close);
-        if (turnedOn) {
+    private Autovacuum(Connection connection) {
+        this.connection = connection;
+        this.restore = connection == null ? null : new Thread(this::close, "bench-autovacuum-restore");
+        if (restore != null) {
             Runtime.getRuntime().addShutdownHook(restore);
         }
     }
 
-    /** Turns autovacuum on when it is off; says so, or says why it could not. */
-    static Autovacuum on(DataSource dataSource) throws Exception {
-        try (Connection c = dataSource.getConnection();
-                Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT setting, coalesce(sourcefile, ''),"
-                        + " (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
-                        + " FROM pg_settings WHERE name = 'autovacuum'")) {
-            rs.next();
-            if (rs.getString(1).equals("on")) {
-                return new Autovacuum(dataSource, false);
+    /** Turns autovacuum on when a configuration file has it off; says so, or says why it did not. */
+    static Autovacuum on() throws SQLException {
+        Config config = ConfigProvider.getConfig();
+        Connection c = DriverManager.getConnection(config.getValue("quarkus.datasource.jdbc.url", String.class),
+                config.getOptionalValue("quarkus.datasource.username", String.class).orElse(null),
+                config.getOptionalValue("quarkus.datasource.password", String.class).orElse(null));
+        try (Statement s = c.createStatement()) {
+            String setting;
+            String source;
+            String file;
+            boolean superuser;
+            try (ResultSet rs = s.executeQuery("SELECT setting, source, coalesce(sourcefile, ''),"
+                    + " (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
+                    + " FROM pg_settings WHERE name = 'autovacuum'")) {
+                rs.next();
+                setting = rs.getString(1);
+                source = rs.getString(2);
+                file = rs.getString(3);
+                superuser = rs.getBoolean(4);
             }
-            if (rs.getString(2).endsWith("postgresql.auto.conf") || !rs.getBoolean(3)) {
-                System.out.println("   (autovacuum is off on this server and is left so: dead rows are not reclaimed and"
-                        + " plans not renewed as in a production database)");
-                return new Autovacuum(dataSource, false);
+            if (setting.equals("on")) {
+                if (file.endsWith("postgresql.auto.conf")) {
+                    System.out.println("   (autovacuum is on from postgresql.auto.conf: if a soak was interrupted before it"
+                            + " could put it back, ALTER SYSTEM RESET autovacuum and reload)");
+                }
+                c.close();
+                return new Autovacuum(null);
+            }
+            if (!source.equals("configuration file") || file.endsWith("postgresql.auto.conf") || !superuser) {
+                System.out.println("   (autovacuum is off on this server (" + source + ") and is left so: dead rows are not"
+                        + " reclaimed and plans not renewed as in a production database)");
+                c.close();
+                return new Autovacuum(null);
             }
             reload(s, "ALTER SYSTEM SET autovacuum = on");
-            System.out.println("   (autovacuum, off on this server, is on for the run, as in production)");
-            return new Autovacuum(dataSource, true);
+            try (ResultSet rs = s.executeQuery("SELECT current_setting('autovacuum')")) {
+                rs.next();
+                System.out.println(rs.getString(1).equals("on")
+                        ? "   (autovacuum, off on this server, is on for the run, as in production)"
+                        : "   (autovacuum could not be turned on: the soak runs without it)");
+            }
+            return new Autovacuum(c);
+        } catch (SQLException | RuntimeException e) {
+            c.close();
+            throw e;
         }
     }
 
     @Override
     public synchronized void close() {
-        if (!turnedOn || closed) {
+        if (connection == null || closed) {
             return;
         }
         closed = true;
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = connection; Statement s = c.createStatement()) {
             reload(s, "ALTER SYSTEM RESET autovacuum");
-        } catch (Exception e) {
+        } catch (SQLException e) {
             System.err.println("autovacuum could not be put back off (ALTER SYSTEM RESET autovacuum): " + e);
         }
         if (Thread.currentThread() != restore) {
-            Runtime.getRuntime().removeShutdownHook(restore);
+            try {
+                Runtime.getRuntime().removeShutdownHook(restore);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs, finds it closed
+            }
         }
     }
 
-    private static void reload(Statement s, String alter) throws Exception {
+    private static void reload(Statement s, String alter) throws SQLException {
         s.execute(alter);
         s.execute("SELECT pg_reload_conf()");
     }

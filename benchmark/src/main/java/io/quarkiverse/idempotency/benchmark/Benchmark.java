@@ -303,7 +303,7 @@ public class Benchmark implements QuarkusApplication {
                     fault.consumer(), fault.concurrentDuplicate(), fault.crash());
         }
 
-        // 8. Layouts: the default consumer on a table partitioned by time and on one table (drops the key table).
+        // 8. Layouts: the default consumer on a table partitioned by time and on one table (a schema of its own each).
         double partitionedVsFlat = new LayoutRun(rabbit, dataSource).run();
 
         System.out.printf(java.util.Locale.ROOT,

@@ -30,7 +30,8 @@ import com.rabbitmq.client.Channel;
  * measured before that is measured on its compiler. Then rounds, each layout once per round, which goes first
  * alternating: the messages published while the consumer is paused (nothing else runs while it is timed), the consumer
  * resumed, and timed from its queue's depth between 90% and 10% of the messages left (both ends with its prefetch
- * full). The ratio is the best partitioned run over the best unpartitioned one, as the main measurement takes each
+ * full; each message's id new to the run, never a key an earlier run left). The ratio is the best partitioned run over the best
+ * unpartitioned one, as the main measurement takes each
  * consumer's best (5 rounds by default); every round's pair is printed too, since this machine is noisy.
  */
 final class LayoutRun {
@@ -40,6 +41,10 @@ final class LayoutRun {
     static final long WARMUP_SECONDS = Long.getLong("bench.layouts.warmup-seconds", 60);
     private static final String CHANNEL = "idempotent";
     private static final int BATCH = 5_000;
+    /** The consumer's prefetch (the benchmark's {@code max-outstanding-messages}). */
+    private static final int PREFETCH = 256;
+    /** Each message's id is unique to this run: a key left by an earlier run would make it a duplicate. */
+    private final String run = Long.toString(System.currentTimeMillis(), 36);
 
     /** A layout under test: its name, the setting that makes it, and the schema and queue its consumer uses. */
     private record Layout(String name, String partitioning) {
@@ -66,13 +71,14 @@ final class LayoutRun {
 
     /** @return the best partitioned rate over the best unpartitioned one */
     double run() throws Exception {
+        if (MESSAGES < 3_000) {
+            throw new IllegalArgumentException("bench.layouts.messages=" + MESSAGES + " is too few to time (at least 3000)");
+        }
         List<Process> consumers = new ArrayList<>();
         try (Channel publisher = rabbit.createChannel()) {
             publisher.confirmSelect();
-            Process partitioned = start(PARTITIONED);
-            consumers.add(partitioned);
-            Process flat = start(FLAT);
-            consumers.add(flat);
+            Process partitioned = start(PARTITIONED, consumers);
+            Process flat = start(FLAT, consumers);
             warmUp(publisher, PARTITIONED, partitioned);
             warmUp(publisher, FLAT, flat);
             double bestPartitioned = 0;
@@ -102,10 +108,16 @@ final class LayoutRun {
         } finally {
             for (Process consumer : consumers) {
                 consumer.destroy();
-                consumer.waitFor(30, TimeUnit.SECONDS);
-                consumer.destroyForcibly();
+                if (!consumer.waitFor(30, TimeUnit.SECONDS)) {
+                    consumer.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+                }
             }
+            // what the consumers held when they stopped goes back to their queues: gone with them
             for (Layout layout : List.of(PARTITIONED, FLAT)) {
+                try (Channel c = rabbit.createChannel()) {
+                    c.queueDelete(layout.queue());
+                    c.queueDelete(layout.queue() + ".dlq");
+                }
                 execute("DROP SCHEMA IF EXISTS " + layout.schema() + " CASCADE");
             }
         }
@@ -126,8 +138,10 @@ final class LayoutRun {
             TimeUnit.MILLISECONDS.sleep(100);
         }
         command(consumer, "pause");
+        // the queue emptied; what the paused consumer holds (its prefetch) it handles when next resumed, before the
+        // measurement's window opens
         publisher.queuePurge(layout.queue());
-        TimeUnit.SECONDS.sleep(1); // what the consumer had prefetched
+        TimeUnit.SECONDS.sleep(1);
         execute("ANALYZE " + layout.schema() + ".idempotency_record");
     }
 
@@ -135,7 +149,8 @@ final class LayoutRun {
     private double measure(Channel publisher, Layout layout, Process consumer) throws Exception {
         publisher.queuePurge(layout.queue());
         publish(publisher, layout, MESSAGES);
-        long from = (long) (MESSAGES * 0.9);
+        // both ends with the prefetch full: the window opens once the consumer has taken more than its prefetch
+        long from = Math.min((long) (MESSAGES * 0.9), MESSAGES - 4L * PREFETCH);
         long to = (long) (MESSAGES * 0.1);
         command(consumer, "resume");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(300);
@@ -151,14 +166,12 @@ final class LayoutRun {
                 last = new long[] { nanos, ready };
                 break;
             }
-            if (nanos > deadline) {
-                throw new IllegalStateException("the " + layout.name() + " layout's consumer did not consume " + MESSAGES
-                        + " messages in 300 s (" + ready + " left); see " + log(layout));
-            }
+            alive(layout, consumer, deadline, ready);
             TimeUnit.MILLISECONDS.sleep(50);
         }
         command(consumer, "pause");
         while (ready(layout) > 0) { // the rest, so that the next run starts from an empty queue
+            alive(layout, consumer, deadline, ready(layout));
             command(consumer, "resume");
             TimeUnit.MILLISECONDS.sleep(200);
             command(consumer, "pause");
@@ -171,7 +184,19 @@ final class LayoutRun {
         return (first[1] - last[1]) / ((last[0] - first[0]) / 1e9);
     }
 
-    private Process start(Layout layout) throws Exception {
+    /** Fails a measurement whose consumer died or stopped consuming, naming its log. */
+    private static void alive(Layout layout, Process consumer, long deadline, long ready) {
+        if (!consumer.isAlive()) {
+            throw new IllegalStateException("the " + layout.name() + " layout's consumer exited; see " + log(layout));
+        }
+        if (System.nanoTime() > deadline) {
+            throw new IllegalStateException("the " + layout.name() + " layout's consumer did not consume " + MESSAGES
+                    + " messages in 300 s (" + ready + " left); see " + log(layout));
+        }
+    }
+
+    /** Starts a layout's consumer, paused, on a fresh schema; added to the processes to stop before it is waited for. */
+    private Process start(Layout layout, List<Process> consumers) throws Exception {
         execute("DROP SCHEMA IF EXISTS " + layout.schema() + " CASCADE");
         execute("CREATE SCHEMA " + layout.schema());
         execute("CREATE TABLE " + layout.schema() + ".bench_row (LIKE public.bench_row INCLUDING ALL)");
@@ -191,6 +216,7 @@ final class LayoutRun {
                 "-Dquarkus.idempotency.database.partitioning=" + layout.partitioning(),
                 "-jar", System.getProperty("java.class.path"));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        consumers.add(process);
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (!Files.readString(log).contains(RecoveryRun.READY)) {
@@ -241,7 +267,7 @@ final class LayoutRun {
         AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().contentType("text/plain").deliveryMode(2)
                 .headers(Map.of()).build();
         for (int i = 0; i < messages; i++) {
-            String id = "layout-" + published++;
+            String id = "layout-" + run + "-" + published++;
             publisher.basicPublish("", layout.queue(), props.builder().messageId(id).build(),
                     id.getBytes(StandardCharsets.UTF_8));
             if (i % BATCH == BATCH - 1) {

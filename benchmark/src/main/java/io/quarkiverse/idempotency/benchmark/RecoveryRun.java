@@ -92,6 +92,7 @@ final class RecoveryRun {
         } catch (java.io.IOException e) {
             System.err.println("the parent's commands ended: " + e);
         }
+        Quarkus.asyncExit(); // the parent is gone: so is this consumer
     }
 
     Result run(Mode mode) throws Exception {

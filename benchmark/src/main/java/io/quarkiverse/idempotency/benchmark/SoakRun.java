@@ -71,7 +71,7 @@ final class SoakRun {
     List<String> run() throws Exception {
         List<String> lines = new ArrayList<>();
         // as in production: dead rows reclaimed and statistics renewed as the table changes
-        try (Autovacuum autovacuum = Autovacuum.on(dataSource)) {
+        try (Autovacuum autovacuum = Autovacuum.on()) {
             for (String store : List.of("partitioned", "unpartitioned")) {
                 Result result = run(store);
                 String line = line(store, result.samples(), result.walBytes(), result.bytesPerRow());
