@@ -3,7 +3,6 @@ package io.quarkiverse.idempotency.benchmark;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -77,8 +76,10 @@ final class LayoutRun {
         List<Process> consumers = new ArrayList<>();
         try (Channel publisher = rabbit.createChannel()) {
             publisher.confirmSelect();
-            Process partitioned = start(PARTITIONED, consumers);
-            Process flat = start(FLAT, consumers);
+            Process partitioned = start(PARTITIONED);
+            consumers.add(partitioned);
+            Process flat = start(FLAT);
+            consumers.add(flat);
             warmUp(publisher, PARTITIONED, partitioned);
             warmUp(publisher, FLAT, flat);
             double bestPartitioned = 0;
@@ -195,48 +196,27 @@ final class LayoutRun {
         }
     }
 
-    /** Starts a layout's consumer, paused, on a fresh schema; added to the processes to stop before it is waited for. */
-    private Process start(Layout layout, List<Process> consumers) throws Exception {
+    /** Starts a layout's consumer, paused, on a fresh schema. */
+    private Process start(Layout layout) throws Exception {
         execute("DROP SCHEMA IF EXISTS " + layout.schema() + " CASCADE");
         execute("CREATE SCHEMA " + layout.schema());
         execute("CREATE TABLE " + layout.schema() + ".bench_row (LIKE public.bench_row INCLUDING ALL)");
-        Path log = log(layout);
-        String java = ProcessHandle.current().info().command().orElse("java");
         String jdbc = ConfigProvider.getConfig().getValue("quarkus.datasource.jdbc.url", String.class);
         String reactive = ConfigProvider.getConfig().getValue("quarkus.datasource.reactive.url", String.class);
-        List<String> command = List.of(java, "-D" + RecoveryRun.ROLE + "=" + CHANNEL, "-D" + RecoveryRun.CONTROLLED + "=true",
-                "-Dmp.messaging.incoming." + CHANNEL + ".queue.name=" + layout.queue(),
-                "-Dquarkus.hibernate-orm.schema-management.strategy=none",
+        Process process = ConsumerProcess.start(CHANNEL, layout.queue(), List.of("-D" + RecoveryRun.CONTROLLED + "=true",
                 // the consumer's tables in its layout's schema; the extension creates its table, in the layout
                 "-Dquarkus.datasource.jdbc.url=" + jdbc + (jdbc.contains("?") ? "&" : "?") + "currentSchema="
                         + layout.schema(),
                 "-Dquarkus.datasource.reactive.url=" + reactive + (reactive.contains("?") ? "&" : "?") + "search_path="
                         + layout.schema(),
                 "-Dquarkus.idempotency.database.schema-management=update",
-                "-Dquarkus.idempotency.database.partitioning=" + layout.partitioning(),
-                "-jar", System.getProperty("java.class.path"));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        consumers.add(process);
-        Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (!Files.readString(log).contains(RecoveryRun.READY)) {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("the " + layout.name() + " layout's consumer exited; see " + log);
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("timed out waiting for the " + layout.name() + " layout's consumer; see "
-                        + log);
-            }
-            TimeUnit.MILLISECONDS.sleep(100);
-        }
+                "-Dquarkus.idempotency.database.partitioning=" + layout.partitioning()), log(layout));
         ready(layout); // declared by the consumer once connected
         return process;
     }
 
     private static Path log(Layout layout) {
-        Path dir = Files.isDirectory(Path.of("benchmark", "target")) ? Path.of("benchmark", "target")
-                : Path.of(System.getProperty("java.io.tmpdir"));
-        return dir.resolve("layout-" + layout.name() + ".log");
+        return ConsumerProcess.log("layout-" + layout.name());
     }
 
     private static void command(Process consumer, String command) throws IOException {

@@ -1,11 +1,10 @@
 package io.quarkiverse.idempotency.benchmark;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -142,25 +141,8 @@ final class RecoveryRun {
     }
 
     private Process start(Mode mode, String name) throws Exception {
-        Path dir = Files.isDirectory(Path.of("benchmark", "target")) ? Path.of("benchmark", "target")
-                : Path.of(System.getProperty("java.io.tmpdir"));
-        Path log = dir.resolve("recovery-" + mode.channel() + "-" + name + ".log");
-        String java = ProcessHandle.current().info().command().orElse("java");
-        Process process = new ProcessBuilder(java, "-D" + ROLE + "=" + mode.channel(),
-                "-Dmp.messaging.incoming." + mode.channel() + ".queue.name=" + mode.queue(),
-                // this process owns the schema; the child must not drop it
-                "-Dquarkus.hibernate-orm.schema-management.strategy=none",
-                "-jar", System.getProperty("java.class.path"))
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        // a child left running would hold messages of this benchmark's queues (its paused channels' prefetch)
-        Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
-        waitUntil(() -> {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("the recovery consumer exited; see " + log);
-            }
-            return Files.readString(log).contains(READY);
-        }, 120, "the recovery consumer to start");
-        return process;
+        return ConsumerProcess.start(mode.channel(), mode.queue(), List.of(),
+                ConsumerProcess.log("recovery-" + mode.channel() + "-" + name));
     }
 
     private long count(Mode mode) throws Exception {

@@ -1,8 +1,6 @@
 package io.quarkiverse.idempotency.benchmark;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -259,13 +257,7 @@ final class SoakRun {
     }
 
     private Process start(String store) throws Exception {
-        Path dir = Files.isDirectory(Path.of("benchmark", "target")) ? Path.of("benchmark", "target")
-                : Path.of(System.getProperty("java.io.tmpdir"));
-        Path log = dir.resolve("soak-" + store + ".log");
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> command = new ArrayList<>(List.of(java, "-D" + RecoveryRun.ROLE + "=" + CHANNEL,
-                "-Dmp.messaging.incoming." + CHANNEL + ".queue.name=" + QUEUE,
-                "-Dquarkus.hibernate-orm.schema-management.strategy=none",
+        return ConsumerProcess.start(CHANNEL, QUEUE, List.of(
                 // the extension creates its table, in the layout under test
                 "-Dquarkus.idempotency.database.schema-management=update",
                 "-Dquarkus.idempotency.database.partitioning=" + (store.equals("partitioned") ? "time" : "none"),
@@ -275,21 +267,7 @@ final class SoakRun {
                 "-Dquarkus.idempotency.lease=" + RETENTION.dividedBy(4).toMillis() + "ms",
                 "-Dquarkus.idempotency.retry.initial-delay=100ms", "-Dquarkus.idempotency.retry.max-delay=1s",
                 // the purge job, often: the unpartitioned store deletes at the defaults' pace (busy-percent)
-                "-Dquarkus.idempotency.purge.every=" + PURGE_EVERY.toMillis() + "ms",
-                "-jar", System.getProperty("java.class.path")));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (!Files.readString(log).contains(RecoveryRun.READY)) {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("the soak consumer exited; see " + log);
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("timed out waiting for the soak consumer; see " + log);
-            }
-            TimeUnit.MILLISECONDS.sleep(100);
-        }
-        return process;
+                "-Dquarkus.idempotency.purge.every=" + PURGE_EVERY.toMillis() + "ms"), ConsumerProcess.log("soak-" + store));
     }
 
     private static long single(Statement s, String sql) throws Exception {

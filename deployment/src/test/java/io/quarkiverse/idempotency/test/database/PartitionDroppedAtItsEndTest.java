@@ -13,10 +13,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.agroal.api.AgroalDataSource;
-import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkiverse.idempotency.test.support.ShortPartitions;
 import io.quarkiverse.idempotency.test.support.Sql;
-import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -28,14 +27,7 @@ class PartitionDroppedAtItsEndTest {
     static final String TABLE = "partition_ends_keys";
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0])
-            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
-            .overrideConfigKey("quarkus.idempotency.database.table", TABLE)
-            .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
-            .overrideConfigKey("quarkus.idempotency.database.partitioning", "time")
-            .overrideConfigKey("quarkus.idempotency.database.partition-period", "2s")
-            .overrideConfigKey("quarkus.idempotency.retention", "1s")
-            .overrideConfigKey("quarkus.idempotency.purge.every", "1h");
+    static final QuarkusUnitTest APP = ShortPartitions.app(TABLE);
 
     @Inject
     DatabaseIdempotencyStore store;
@@ -46,10 +38,7 @@ class PartitionDroppedAtItsEndTest {
     @Test
     void eachPartitionIsDroppedAsItEnds() throws Exception {
         Sql sql = new Sql(dataSource);
-        ScopedKey key = new ScopedKey("ends", "k-" + System.nanoTime());
-        store.claim(key, "t", Duration.ofSeconds(30), Duration.ofSeconds(1));
-        String partition = sql.query("SELECT tableoid::regclass::text FROM " + TABLE + " WHERE scoped_key = '"
-                + key + "'");
+        String partition = ShortPartitions.partitionOfANewKey(store, sql, TABLE);
         Instant end = Instant.parse(sql.query("SELECT to_char((regexp_match(pg_get_expr(c.relpartbound, c.oid),"
                 + " 'TO \\(''([^'']*)''\\)'))[1]::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
                 + " FROM pg_class c WHERE c.oid = '" + partition + "'::regclass"));
