@@ -168,10 +168,14 @@ public interface IdempotencyLogger extends BasicLogger {
     @Message(id = 3001, value = "Could not create or update the idempotency table at startup: %s")
     void schemaNotUpdated(String failure);
 
-    @LogMessage(level = INFO)
-    @Message(id = 3002, value = "The idempotency table '%s' is not partitioned (it was created unpartitioned, or by"
-            + " Hibernate ORM): the purge job deletes its expired keys in batches. The operations guide shows how to"
-            + " move it to partitions while consumers run.")
+    @LogMessage(level = WARN)
+    @Message(id = 3002, value = "The idempotency table '%s' is not partitioned, though partitions are asked for (by"
+            + " default, or by quarkus.idempotency.database.partitioning=time): it was created unpartitioned, by"
+            + " Hibernate ORM, or by an earlier version, and the purge job deletes its expired keys in batches. To move"
+            + " it to partitions while consumers run, once every instance runs this version: start one instance with"
+            + " quarkus.idempotency.database.schema-management=update, or call DatabaseSchema.moveToPartitions() (the"
+            + " operations guide, 'Moving a running table to partitions'). To keep one table, set"
+            + " quarkus.idempotency.database.partitioning=none.")
     void notPartitioned(String table);
 
     @LogMessage(level = INFO)
@@ -196,6 +200,12 @@ public interface IdempotencyLogger extends BasicLogger {
     @Message(id = 3007, value = "The purge run at the end of a partition of the idempotency table failed; the purge"
             + " job's next run drops the partitions that ended")
     void purgeAtPartitionEndFailed(@Cause Throwable failure);
+
+    @LogMessage(level = INFO)
+    @Message(id = 3008, value = "The idempotency table '%s' is one table, not partitioned by time as by default: %s."
+            + " The purge job deletes its expired keys in batches; set quarkus.idempotency.database.partitioning=none"
+            + " to choose this layout")
+    void unpartitionedByDefault(String table, String reason);
 
     // 4000s: RabbitMQ
 

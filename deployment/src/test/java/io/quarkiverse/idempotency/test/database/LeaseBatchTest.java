@@ -27,6 +27,8 @@ class LeaseBatchTest extends LeaseBatchCases {
             .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
             .overrideConfigKey("quarkus.idempotency.database.table", "lease_batch_keys")
             .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
+            // the cases on one table (PartitionedLeaseBatchTest: on partitions, the default)
+            .overrideConfigKey("quarkus.idempotency.database.partitioning", "none")
             .overrideConfigKey("quarkus.idempotency.purge.every", "off");
 
     @Override

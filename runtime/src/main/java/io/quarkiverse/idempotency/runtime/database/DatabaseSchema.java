@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import java.util.List;
 
@@ -59,7 +60,10 @@ public class DatabaseSchema {
             if (store.readLayout()) {
                 ensureFunctions();
                 store.partitions().createAhead();
-            } else if (store.plan().partitioning() == Partitioning.TIME) {
+            } else if ((store.plan().partitioning() == Partitioning.TIME
+                    || (store.plan().partitioning() == null && mode != Mode.UPDATE)) && exists()) {
+                // (under update with the default, a table left unpartitioned was said why, at INFO; a missing one is
+                // the store check's to report)
                 LOG.notPartitioned(table.name());
             }
         } catch (StoreMisconfiguredException e) {
@@ -75,12 +79,18 @@ public class DatabaseSchema {
      * at once take in turn (a transaction-scoped advisory lock): every statement does nothing when its part is there.
      */
     public void updateSchema() {
-        table.transaction(c -> {
+        boolean move = table.transaction(c -> {
             try (Statement s = c.createStatement()) {
                 s.execute(TableStatements.schemaLock());
                 Boolean partitioned = partitioned(c);
+                boolean moveAfter = false;
                 if (partitioned == null) {
                     partitioned = createsPartitioned(c);
+                } else if (!partitioned && store.plan().partitioning() == null && movesByDefault(c)) {
+                    // the default asks for partitions: an empty table (one Hibernate ORM just made, or never used)
+                    // is made again partitioned, here; one holding keys is moved while consumers run, after
+                    partitioned = replacedIfEmpty(c, s);
+                    moveAfter = !partitioned;
                 }
                 // Up to date (every start but the first after an upgrade): no DDL, so no table lock that would queue
                 // the running instances' claims behind this one.
@@ -95,11 +105,11 @@ public class DatabaseSchema {
                         s.execute(TableStatements.stateConstraint(table.name(), outdated));
                     }
                 }
+                return moveAfter;
             }
-            return null;
         }, "Could not create or update the idempotency table '" + table.name() + "'");
-        // partitions asked for explicitly, and a table without them: moved while consumers run
-        if (store.plan().partitioning() == Partitioning.TIME && !store.readLayout()) {
+        // partitions asked for explicitly, or by default, and a table without them: moved while consumers run
+        if ((move || store.plan().partitioning() == Partitioning.TIME) && !store.readLayout()) {
             moveToPartitions();
         }
     }
@@ -124,16 +134,24 @@ public class DatabaseSchema {
     }
 
     /**
-     * @return whether a table created now is partitioned: only when configured so
+     * @return whether a table created now is partitioned: when configured so, or by default where the server, the
+     *         datasource and the table's name allow it
      * @throws StoreMisconfiguredException when partitions are asked for and the server or the table's name cannot
      *         have them
      */
     private boolean createsPartitioned(Connection c) throws SQLException {
         Partitioning wanted = store.plan().partitioning();
-        int server = server(c);
-        if (wanted != Partitioning.TIME) {
+        if (wanted == Partitioning.NONE) {
             return false;
         }
+        if (wanted == null) {
+            String against = JdbcTableChecks.againstPartitions(c, table.name());
+            if (against != null) {
+                LOG.unpartitionedByDefault(table.name(), against);
+            }
+            return against == null;
+        }
+        int server = server(c);
         if (server < PartitionPlan.MINIMUM_SERVER) {
             throw new StoreMisconfiguredException("quarkus.idempotency.database.partitioning=time needs PostgreSQL "
                     + PartitionPlan.MINIMUM_SERVER + " or later, which detaches a partition without blocking the"
@@ -146,6 +164,61 @@ public class DatabaseSchema {
                     + " quarkus.idempotency.database.partitioning=none", null);
         }
         return true;
+    }
+
+    // By default, an existing unpartitioned table is moved to partitions where a new one would be created partitioned,
+    // and the application's database user owns it (else it is said why, and the table keeps its layout).
+    private boolean movesByDefault(Connection c) throws SQLException {
+        String against = JdbcTableChecks.againstPartitions(c, table.name());
+        if (against == null && !JdbcTableChecks.owned(c, table.name())) {
+            against = "the database user does not own it";
+        }
+        if (against != null) {
+            LOG.unpartitionedByDefault(table.name(), against);
+        }
+        return against == null;
+    }
+
+    /**
+     * Replaces an unpartitioned table holding no key by a partitioned one, in the schema update's transaction: its
+     * exclusive lock waits for running transactions (at most the schema lock timeout), and the table is checked empty
+     * again under it. Anything in the way (a key written meanwhile, an object depending on the table) leaves the table
+     * as it was, to be moved while consumers run.
+     *
+     * @return whether the table is gone, to be created partitioned
+     */
+    private boolean replacedIfEmpty(Connection c, Statement s) throws SQLException {
+        if (!empty(c)) {
+            return false;
+        }
+        Savepoint before = c.setSavepoint();
+        try {
+            s.execute(TableStatements.schemaLockTimeout());
+            s.execute("LOCK TABLE " + table.name() + " IN ACCESS EXCLUSIVE MODE");
+            if (!empty(c)) {
+                c.rollback(before);
+                return false;
+            }
+            s.execute("DROP TABLE " + table.name());
+            c.releaseSavepoint(before);
+            return true;
+        } catch (SQLException e) {
+            c.rollback(before);
+            return false;
+        }
+    }
+
+    private boolean empty(Connection c) throws SQLException {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT NOT EXISTS (SELECT 1 FROM " + table.name() + ")")) {
+            rs.next();
+            return rs.getBoolean(1);
+        }
+    }
+
+    private boolean exists() {
+        return table.onItsOwn(() -> table.connect(c -> partitioned(c) != null,
+                "Could not read the layout of the idempotency table '" + table.name() + "'"));
     }
 
     // Whether the table is partitioned; null when there is no table.

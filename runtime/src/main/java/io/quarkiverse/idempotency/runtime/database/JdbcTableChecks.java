@@ -111,6 +111,43 @@ final class JdbcTableChecks {
         }
     }
 
+    /**
+     * Why a table cannot be partitioned here, for the default layout, which then falls back to one table.
+     *
+     * @return null when it can: PostgreSQL 14 or later, READ COMMITTED transactions, a name with room for its
+     *         partitions'; else the reason
+     */
+    static String againstPartitions(Connection c, String table) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(PartitionStatements.server())) {
+            rs.next();
+            if (rs.getInt(1) < PartitionPlan.MINIMUM_SERVER) {
+                return "this server is PostgreSQL " + rs.getInt(1) + ", and partitions need " + PartitionPlan.MINIMUM_SERVER
+                        + " or later (which detaches a partition without blocking the table)";
+            }
+            if (!"read committed".equals(rs.getString(2))
+                    || c.getTransactionIsolation() != Connection.TRANSACTION_READ_COMMITTED) {
+                return "the datasource's transactions are " + rs.getString(2) + " (JDBC level "
+                        + c.getTransactionIsolation() + "), and keys on partitions are unique only under READ COMMITTED";
+            }
+        }
+        if (PartitionStatements.nameOf(table).length() > PartitionStatements.LONGEST_NAME) {
+            return "its name leaves no room for its partitions' names (at most " + PartitionStatements.LONGEST_NAME
+                    + " characters when partitioned)";
+        }
+        return null;
+    }
+
+    /** Whether the application's database user owns the table (or is a member of its owner's role). */
+    static boolean owned(Connection c, String table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT pg_has_role(current_user, relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass(?)")) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
     static boolean functionsPresent(Connection c, String table) throws SQLException {
         List<String> names = PartitionStatements.functionNames(table);
         try (PreparedStatement ps = c.prepareStatement(PartitionStatements.functionsPresent())) {

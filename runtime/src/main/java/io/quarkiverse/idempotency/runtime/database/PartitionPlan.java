@@ -7,7 +7,8 @@ import io.quarkiverse.idempotency.runtime.IdempotencyConfig.Database.Partitionin
 /**
  * How the key table is laid out when the extension creates it, and how its partitions are cut.
  *
- * @param partitioning the layout of a table the extension creates; null: unpartitioned
+ * @param partitioning the layout asked for; null: the default, partitioned where the server, the datasource and
+ *        the table allow it, else unpartitioned
  * @param period how much expiry time one partition covers
  * @param retention the configured retention: partitions reach this far ahead (longer retentions of single methods
  *        make them reach further on first use)

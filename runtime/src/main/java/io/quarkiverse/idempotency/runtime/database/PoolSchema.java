@@ -51,6 +51,10 @@ public class PoolSchema {
                         + " time, which an application with only the reactive PostgreSQL client does not support yet:"
                         + " add a JDBC datasource (quarkus-jdbc-postgresql) on the same database", null);
             }
+            if (config.database().partitioning().isEmpty()) {
+                LOG.unpartitionedByDefault(store.tableName(), "the application has only the reactive PostgreSQL client,"
+                        + " and partitions are managed over JDBC");
+            }
             // Up to date (every start but the first after an upgrade): no DDL, so no table lock that would queue the
             // running instances' claims behind this one.
             if (mode == Mode.UPDATE && !store.upToDate()) {
