@@ -6,10 +6,10 @@
 -- versioned scripts, Hibernate ORM or the extension itself.
 -- The placeholders default to quarkus.idempotency.database.table (the extension sets quarkus.flyway.placeholders.*):
 -- idempotency_table as written there, idempotency_table_name without its schema; idempotency_partitioning follows
--- quarkus.idempotency.database.partitioning (time when unset).
+-- quarkus.idempotency.database.partitioning (time, or none when unset).
 
--- With partitioning time, the default (and PostgreSQL 14 or later), a new table is partitioned by expiry: the purge
--- job drops expired partitions whole instead of deleting rows. The extension creates, at startup, its partitions
+-- With partitioning time (and PostgreSQL 14 or later), a new table is partitioned by expiry: the purge job drops
+-- expired partitions whole instead of deleting rows. The extension creates, at startup, its partitions
 -- and the functions its keys are written with. Otherwise it is one table. An existing table keeps its layout (the
 -- operations guide shows how to move a running one to partitions).
 DO $$

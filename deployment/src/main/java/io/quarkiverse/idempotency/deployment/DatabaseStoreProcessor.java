@@ -104,7 +104,7 @@ class DatabaseStoreProcessor {
                 table.substring(table.indexOf('.') + 1)));
         // a new table's layout, as the extension would create it
         defaults.produce(new RunTimeConfigurationDefaultBuildItem(prefix + "idempotency_partitioning",
-                "${quarkus.idempotency.database.partitioning:time}"));
+                "${quarkus.idempotency.database.partitioning:none}"));
     }
 
     /** The purge job exists only with the database store and purging enabled. */

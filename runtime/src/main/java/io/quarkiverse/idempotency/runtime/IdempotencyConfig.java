@@ -346,17 +346,18 @@ public interface IdempotencyConfig {
          * How the key table is laid out. {@code time}: partitioned by expiry, a partition per {@code partition-period};
          * the purge job creates partitions ahead and drops expired ones whole (no DELETE, no dead rows, no vacuum debt),
          * and a key is kept at least its retention and at most its retention plus one period. {@code none}: one table,
-         * whose expired rows the purge job deletes in batches. Unset: {@code time} wherever it can be (PostgreSQL 14 or
-         * later, READ COMMITTED transactions, a JDBC datasource, a table the application's database user owns),
-         * {@code none} elsewhere, said at startup (INFO {@code IDEMP3008}). Measured here, a partitioned table saves 38%
-         * of the WAL per message, every dead row, and keeps the table at its bound whatever the rate; its consumer ran
-         * at 0.95-1.02 of one table's in the benchmark, 0.84-0.90 in a 12-minute soak (the operations guide has the
-         * figures). The table the extension
-         * ({@code schema-management=update}), the shipped Flyway migration or Liquibase changelog create follows this.
-         * An existing unpartitioned table under {@code schema-management=update} is moved to partitions at startup,
-         * while consumers run (an empty one, such as Hibernate ORM's, is made again partitioned at once); under
-         * {@code validate} it keeps its layout, with a startup WARN ({@code IDEMP3002}) naming the move. {@code time}
-         * set explicitly refuses a server or a table name that cannot have partitions.
+         * whose expired rows the purge job deletes in batches. Unset: {@code time} for a table the extension creates
+         * ({@code schema-management=update}) wherever it can be (PostgreSQL 14 or later, READ COMMITTED transactions,
+         * a JDBC datasource, a name leaving room for its partitions'), one table elsewhere, said at startup (INFO
+         * {@code IDEMP3008}). Measured here, a partitioned table saves 38% of the WAL per message and every dead row,
+         * and keeps the table at its bound whatever the rate; its consumer ran at 0.87-1.16 of one table's in the
+         * layouts benchmark (median 1.02) and at 0.84-0.90 in a 12-minute soak (the operations guide has the figures).
+         * An existing unpartitioned table holding no key (one Hibernate ORM just made) is made again partitioned under
+         * {@code update}; one holding keys keeps its layout, with a startup WARN ({@code IDEMP3002}) naming the move
+         * ({@code time} and {@code update} on one instance, while consumers run). The shipped Flyway migration and
+         * Liquibase changelog create one table unless their parameter says {@code time} (their database user may not
+         * be the application's, which must own a partitioned table). {@code time} set explicitly refuses a server or
+         * a table name that cannot have partitions, and moves an existing table under {@code update}.
          */
         Optional<Partitioning> partitioning();
 

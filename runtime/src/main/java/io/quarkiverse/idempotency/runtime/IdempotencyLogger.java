@@ -171,8 +171,9 @@ public interface IdempotencyLogger extends BasicLogger {
     @LogMessage(level = WARN)
     @Message(id = 3002, value = "The idempotency table '%s' is not partitioned, though partitions are asked for (by"
             + " default, or by quarkus.idempotency.database.partitioning=time): it was created unpartitioned, by"
-            + " Hibernate ORM, or by an earlier version, and the purge job deletes its expired keys in batches. To move"
-            + " it to partitions while consumers run, once every instance runs this version: start one instance with"
+            + " Hibernate ORM, a migration tool or an earlier version, and the purge job deletes its expired keys in"
+            + " batches. To move it to partitions while consumers run, once every instance runs this version: start one"
+            + " instance with quarkus.idempotency.database.partitioning=time and"
             + " quarkus.idempotency.database.schema-management=update, or call DatabaseSchema.moveToPartitions() (the"
             + " operations guide, 'Moving a running table to partitions'). To keep one table, set"
             + " quarkus.idempotency.database.partitioning=none.")
@@ -206,6 +207,11 @@ public interface IdempotencyLogger extends BasicLogger {
             + " The purge job deletes its expired keys in batches; set quarkus.idempotency.database.partitioning=none"
             + " to choose this layout")
     void unpartitionedByDefault(String table, String reason);
+
+    @LogMessage(level = INFO)
+    @Message(id = 3009, value = "Another instance is moving the idempotency table '%s' to partitions: this one goes on"
+            + " with the table as it is, and follows the move when it is done")
+    void movedElsewhere(String table);
 
     // 4000s: RabbitMQ
 

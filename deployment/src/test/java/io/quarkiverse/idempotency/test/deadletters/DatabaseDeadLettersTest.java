@@ -31,7 +31,10 @@ class DatabaseDeadLettersTest {
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.postgres(new String[0])
             // a row past its expiry stays until the purge: none runs here, so such a row stays while it is looked at
-            .overrideConfigKey("quarkus.idempotency.purge.every", "off");
+            .overrideConfigKey("quarkus.idempotency.purge.every", "off")
+            // one table: the test expires keys by hand (a minute ago), which a partitioned table has no partition for
+            // in the first minute of one
+            .overrideConfigKey("quarkus.idempotency.database.partitioning", "none");
 
     @Inject
     IdempotencyStore store;

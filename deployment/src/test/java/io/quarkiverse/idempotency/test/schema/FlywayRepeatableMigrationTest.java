@@ -46,8 +46,9 @@ class FlywayRepeatableMigrationTest {
             .overrideConfigKey("quarkus.idempotency.database.schema-management", "validate")
             .overrideConfigKey("quarkus.flyway.schemas", SCHEMA)
             .overrideConfigKey("quarkus.flyway.migrate-at-start", "true")
-            // partitioning unset: the migration's placeholder follows the default, a partitioned table
-            .overrideConfigKey("quarkus.flyway.locations", "db/timestamped,classpath:db/idempotency/flyway");
+            .overrideConfigKey("quarkus.flyway.locations", "db/timestamped,classpath:db/idempotency/flyway")
+            // the migration's placeholder follows it: a partitioned table
+            .overrideConfigKey("quarkus.idempotency.database.partitioning", "time");
 
     @Inject
     DatabaseIdempotencyStore store;
@@ -61,7 +62,7 @@ class FlywayRepeatableMigrationTest {
         assertEquals("20261130120000 orders, null quarkus idempotency", sql.query("SELECT string_agg(coalesce(version,"
                 + " 'null') || ' ' || description, ', ' ORDER BY installed_rank) FROM " + SCHEMA
                 + ".flyway_schema_history WHERE success AND type = 'SQL'"));
-        // partitioning unset (time): a new table partitioned by expiry, without the expiry index an unpartitioned one's purge
+        // partitioning=time: a new table partitioned by expiry, without the expiry index an unpartitioned one's purge
         // needs; the store (validating) made its functions and partitions at startup
         assertEquals("p", sql.query("SELECT relkind::text FROM pg_class WHERE oid = '" + SCHEMA
                 + ".message_keys'::regclass"));

@@ -36,8 +36,8 @@ class LiquibaseChangelogTest {
             .overrideConfigKey("quarkus.idempotency.database.schema-management", "validate")
             .overrideConfigKey("quarkus.liquibase.migrate-at-start", "true")
             .overrideConfigKey("quarkus.liquibase.change-log", "db/idempotency/liquibase/idempotency-changelog.xml")
-            // no idempotency.partitioning parameter: the changelog's default, time
-            .overrideConfigKey("quarkus.liquibase.change-log-parameters.\"idempotency.table\"", "liquibase_keys");
+            .overrideConfigKey("quarkus.liquibase.change-log-parameters.\"idempotency.table\"", "liquibase_keys")
+            .overrideConfigKey("quarkus.liquibase.change-log-parameters.\"idempotency.partitioning\"", "time");
 
     @Inject
     DatabaseIdempotencyStore store;
@@ -49,7 +49,7 @@ class LiquibaseChangelogTest {
     void theChangelogCreatesTheTableTheStoreUses() throws SQLException {
         assertEquals("4", new Sql(dataSource).query("SELECT count(*)::text FROM databasechangelog"
                 + " WHERE author = 'quarkus-idempotency'"));
-        // idempotency.partitioning unset (time): a new table partitioned by expiry; the store (validating) made its functions
+        // idempotency.partitioning=time: a new table partitioned by expiry; the store (validating) made its functions
         // and partitions at startup
         assertEquals("p", new Sql(dataSource).query("SELECT relkind::text FROM pg_class WHERE oid ="
                 + " 'liquibase_keys'::regclass"));

@@ -49,15 +49,11 @@ class PartitionMigrationAtStartupTest {
 
     @Test
     void theOldTableIsTheFirstPartitionAndItsKeysAreKept() throws SQLException {
-        assertMoved(store, new Sql(dataSource), "startup_keys");
-    }
-
-    /** Asserts that a first version's table (see {@link SchemaSql#FIRST_VERSION}) was moved to partitions. */
-    static void assertMoved(DatabaseIdempotencyStore store, Sql sql, String table) throws SQLException {
-        assertEquals("p", sql.query("SELECT relkind::text FROM pg_class WHERE oid = '" + table + "'::regclass"));
+        Sql sql = new Sql(dataSource);
+        assertEquals("p", sql.query("SELECT relkind::text FROM pg_class WHERE oid = 'startup_keys'::regclass"));
         assertTrue(store.partitioned());
-        assertEquals(table, sql.query("SELECT inhparent::regclass::text FROM pg_inherits WHERE inhrelid ="
-                + " '" + table + "_plegacy'::regclass"));
+        assertEquals("startup_keys", sql.query("SELECT inhparent::regclass::text FROM pg_inherits WHERE inhrelid ="
+                + " 'startup_keys_plegacy'::regclass"));
         assertEquals(ClaimResult.DONE, store.claim(new ScopedKey("s", "handled-before"), "t#1", Duration.ofSeconds(30),
                 Duration.ofHours(1)).result(), "the old table's key is honoured");
         assertEquals(ClaimResult.NEW, store.claim(new ScopedKey("s", "new"), "t#2", Duration.ofSeconds(30),

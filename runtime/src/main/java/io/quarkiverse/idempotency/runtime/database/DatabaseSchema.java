@@ -4,7 +4,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Savepoint;
 import java.sql.Statement;
 import java.util.List;
 
@@ -35,6 +34,8 @@ public class DatabaseSchema {
 
     private final DatabaseIdempotencyStore store;
     private final KeyTable table;
+    // whether this start already said why the default left the table unpartitioned (IDEMP3008)
+    private volatile boolean saidWhyUnpartitioned;
 
     @Inject
     public DatabaseSchema(DatabaseIdempotencyStore store) {
@@ -60,12 +61,18 @@ public class DatabaseSchema {
             if (store.readLayout()) {
                 ensureFunctions();
                 store.partitions().createAhead();
-            } else if ((store.plan().partitioning() == Partitioning.TIME
-                    || (store.plan().partitioning() == null && mode != Mode.UPDATE)) && exists()) {
-                // (under update with the default, a table left unpartitioned was said why, at INFO; a missing one is
-                // the store check's to report)
+            } else if (store.plan().partitioning() == Partitioning.TIME && exists()) {
                 LOG.notPartitioned(table.name());
+            } else if (store.plan().partitioning() == null && !saidWhyUnpartitioned && exists()) {
+                // the default: a table that could be moved is warned about; one that cannot is said why
+                String against = againstPartitions();
+                if (against == null) {
+                    LOG.notPartitioned(table.name());
+                } else {
+                    LOG.unpartitionedByDefault(table.name(), against);
+                }
             }
+            // (a missing table is the store check's to report)
         } catch (StoreMisconfiguredException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -79,18 +86,17 @@ public class DatabaseSchema {
      * at once take in turn (a transaction-scoped advisory lock): every statement does nothing when its part is there.
      */
     public void updateSchema() {
-        boolean move = table.transaction(c -> {
+        table.transaction(c -> {
             try (Statement s = c.createStatement()) {
                 s.execute(TableStatements.schemaLock());
                 Boolean partitioned = partitioned(c);
-                boolean moveAfter = false;
                 if (partitioned == null) {
                     partitioned = createsPartitioned(c);
-                } else if (!partitioned && store.plan().partitioning() == null && movesByDefault(c)) {
+                } else if (!partitioned && store.plan().partitioning() == null) {
                     // the default asks for partitions: an empty table (one Hibernate ORM just made, or never used)
-                    // is made again partitioned, here; one holding keys is moved while consumers run, after
+                    // is made again partitioned, here; one holding keys keeps its layout (the move is asked for:
+                    // partitioning=time, one instance, see PartitionMigration), and startup warns
                     partitioned = replacedIfEmpty(c, s);
-                    moveAfter = !partitioned;
                 }
                 // Up to date (every start but the first after an upgrade): no DDL, so no table lock that would queue
                 // the running instances' claims behind this one.
@@ -105,11 +111,11 @@ public class DatabaseSchema {
                         s.execute(TableStatements.stateConstraint(table.name(), outdated));
                     }
                 }
-                return moveAfter;
+                return null;
             }
         }, "Could not create or update the idempotency table '" + table.name() + "'");
-        // partitions asked for explicitly, or by default, and a table without them: moved while consumers run
-        if ((move || store.plan().partitioning() == Partitioning.TIME) && !store.readLayout()) {
+        // partitions asked for explicitly, and a table without them: moved while consumers run
+        if (store.plan().partitioning() == Partitioning.TIME && !store.readLayout()) {
             moveToPartitions();
         }
     }
@@ -148,6 +154,7 @@ public class DatabaseSchema {
             String against = JdbcTableChecks.againstPartitions(c, table.name());
             if (against != null) {
                 LOG.unpartitionedByDefault(table.name(), against);
+                saidWhyUnpartitioned = true;
             }
             return against == null;
         }
@@ -166,46 +173,43 @@ public class DatabaseSchema {
         return true;
     }
 
-    // By default, an existing unpartitioned table is moved to partitions where a new one would be created partitioned,
-    // and the application's database user owns it (else it is said why, and the table keeps its layout).
-    private boolean movesByDefault(Connection c) throws SQLException {
-        String against = JdbcTableChecks.againstPartitions(c, table.name());
-        if (against == null && !JdbcTableChecks.owned(c, table.name())) {
-            against = "the database user does not own it";
-        }
-        if (against != null) {
-            LOG.unpartitionedByDefault(table.name(), against);
-        }
-        return against == null;
-    }
-
     /**
-     * Replaces an unpartitioned table holding no key by a partitioned one, in the schema update's transaction: its
-     * exclusive lock waits for running transactions (at most the schema lock timeout), and the table is checked empty
-     * again under it. Anything in the way (a key written meanwhile, an object depending on the table) leaves the table
-     * as it was, to be moved while consumers run.
+     * Replaces an unpartitioned table holding no key by a partitioned one, in the schema update's transaction, where the
+     * default would create it partitioned, the application's database user owns it and may create tables in its schema,
+     * and nothing else depends on it (a view, a foreign key): else it is said why, and the table keeps its layout. The
+     * exclusive lock waits at most 2 s for running transactions (else the update fails, and is tried at the next
+     * start), and the table is checked empty again under it.
      *
      * @return whether the table is gone, to be created partitioned
      */
     private boolean replacedIfEmpty(Connection c, Statement s) throws SQLException {
+        String against = JdbcTableChecks.againstPartitions(c, table.name());
+        if (against == null) {
+            against = JdbcTableChecks.againstReplacing(c, table.name());
+        }
+        if (against != null) {
+            LOG.unpartitionedByDefault(table.name(), against);
+            saidWhyUnpartitioned = true;
+            return false;
+        }
         if (!empty(c)) {
             return false;
         }
-        Savepoint before = c.setSavepoint();
-        try {
-            s.execute(TableStatements.schemaLockTimeout());
-            s.execute("LOCK TABLE " + table.name() + " IN ACCESS EXCLUSIVE MODE");
-            if (!empty(c)) {
-                c.rollback(before);
-                return false;
-            }
-            s.execute("DROP TABLE " + table.name());
-            c.releaseSavepoint(before);
-            return true;
-        } catch (SQLException e) {
-            c.rollback(before);
+        s.execute("SET LOCAL lock_timeout = '2s'");
+        s.execute("LOCK TABLE " + table.name() + " IN ACCESS EXCLUSIVE MODE");
+        if (!empty(c)) {
             return false;
         }
+        s.execute("DROP TABLE " + table.name());
+        return true;
+    }
+
+    // Why the default leaves the existing table unpartitioned; null when nothing but its keys would stop a move.
+    private String againstPartitions() {
+        return table.onItsOwn(() -> table.connect(c -> {
+            String against = JdbcTableChecks.againstPartitions(c, table.name());
+            return against != null ? against : JdbcTableChecks.againstReplacing(c, table.name());
+        }, "Could not read the layout of the idempotency table '" + table.name() + "'"));
     }
 
     private boolean empty(Connection c) throws SQLException {

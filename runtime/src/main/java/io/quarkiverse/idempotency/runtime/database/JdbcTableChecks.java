@@ -137,13 +137,35 @@ final class JdbcTableChecks {
         return null;
     }
 
-    /** Whether the application's database user owns the table (or is a member of its owner's role). */
-    static boolean owned(Connection c, String table) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT pg_has_role(current_user, relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass(?)")) {
+    /**
+     * Why an existing unpartitioned table cannot be replaced or moved by the application's database user.
+     *
+     * @return null when it can: the user owns the table (or is a member of its owner's role), may create tables in its
+     *         schema, and no other object depends on it (a view, another table's foreign key); else the reason
+     */
+    static String againstReplacing(Connection c, String table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_has_role(current_user, t.relowner, 'USAGE'),"
+                + " has_schema_privilege(current_user, t.relnamespace, 'CREATE'),"
+                // a view, or another table's constraint (the table's own check constraints depend on its columns too)
+                + " EXISTS (SELECT 1 FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = t.oid"
+                + " AND d.deptype = 'n' AND (d.classid = 'pg_rewrite'::regclass OR (d.classid = 'pg_constraint'::regclass"
+                + " AND (SELECT conrelid FROM pg_constraint WHERE oid = d.objid) <> t.oid)))"
+                + " FROM pg_class t WHERE t.oid = to_regclass(?)")) {
             ps.setString(1, table);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() && rs.getBoolean(1);
+                if (!rs.next()) {
+                    return "it is missing";
+                }
+                if (!rs.getBoolean(1)) {
+                    return "the database user does not own it";
+                }
+                if (!rs.getBoolean(2)) {
+                    return "the database user may not create tables in its schema";
+                }
+                if (rs.getBoolean(3)) {
+                    return "other objects depend on it (a view, a foreign key)";
+                }
+                return null;
             }
         }
     }

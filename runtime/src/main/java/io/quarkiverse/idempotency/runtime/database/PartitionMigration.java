@@ -46,17 +46,65 @@ final class PartitionMigration {
         return schemaPrefix + name + "_plegacy";
     }
 
+    /**
+     * Moves the table, unless another instance is moving it (a session lock per table, tried, not waited for: that
+     * instance's statements would otherwise meet this one's half-built index and constraint) or has moved it. A swap
+     * that fails drops the bound constraint it added, which would otherwise refuse every key written past the bound.
+     */
     void run() {
-        table.onItsOwn(() -> table.connect(c -> {
-            Instant bound = bound(c);
-            LOG.movingToPartitions(table.name(), legacyName(), bound);
-            prepare(c, bound);
-            swap(c, bound);
-            return null;
+        boolean moved = table.onItsOwn(() -> table.connect(c -> {
+            if (!locked(c, PartitionStatements.moveLock(table.name()))) {
+                LOG.movedElsewhere(table.name());
+                return false;
+            }
+            try {
+                if (partitioned(c)) {
+                    return true; // by another instance, since this one read the layout
+                }
+                Instant bound = bound(c);
+                LOG.movingToPartitions(table.name(), legacyName(), bound);
+                prepare(c, bound);
+                try {
+                    swap(c, bound);
+                } catch (SQLException | RuntimeException e) {
+                    dropBound(c, e);
+                    throw e;
+                }
+                return true;
+            } finally {
+                locked(c, PartitionStatements.moveUnlock(table.name()));
+            }
         }, "Could not move the idempotency table '" + table.name() + "' to partitions"));
+        if (!moved) {
+            return;
+        }
         store.layout(true);
         store.partitions().createAhead();
         LOG.partitioned(table.name());
+    }
+
+    private static boolean locked(Connection c, String statement) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(statement)) {
+            rs.next();
+            return rs.getBoolean(1);
+        }
+    }
+
+    private boolean partitioned(Connection c) throws SQLException {
+        return Boolean.TRUE.equals(JdbcCalls.answered(TableChecks.partitioned(new JdbcCalls(c), table.name())));
+    }
+
+    private void dropBound(Connection c, Exception failure) {
+        try (Statement s = c.createStatement()) {
+            s.execute("SET lock_timeout = '2s'");
+            try {
+                s.execute("ALTER TABLE " + table.name() + " DROP CONSTRAINT IF EXISTS " + name + "_legacy_bound");
+            } finally {
+                s.execute("RESET lock_timeout");
+            }
+        } catch (SQLException e) {
+            failure.addSuppressed(e);
+        }
     }
 
     // Past every key there is, and past every key written until the swap: twice the retention ahead, a period more.

@@ -1,0 +1,64 @@
+package io.quarkiverse.idempotency.test.schema;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import java.sql.SQLException;
+import java.time.Duration;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkiverse.idempotency.test.support.Sql;
+import io.quarkiverse.idempotency.test.support.TestApps;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * A move to partitions whose swap fails (here another table's foreign key holds the key's primary key) leaves the table
+ * as it was: without the bound constraint the move added beside the consumers, which would otherwise refuse every key
+ * expiring past it (twice the retention from the attempt) from then on.
+ */
+class PartitionMigrationFailedSwapTest {
+
+    static {
+        SchemaSql.beforeStart(PartitionMigrationFailedSwapTest.class, () -> {
+            SchemaSql.run("DROP TABLE IF EXISTS swap_refs", "DROP TABLE IF EXISTS swap_keys CASCADE");
+            SchemaSql.firstVersion("swap_keys");
+            SchemaSql.run("CREATE TABLE swap_refs (scoped_key VARCHAR(255) REFERENCES swap_keys (scoped_key))");
+        });
+    }
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
+            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
+            .overrideConfigKey("quarkus.idempotency.database.table", "swap_keys")
+            .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
+            .overrideConfigKey("quarkus.idempotency.database.partitioning", "time")
+            .overrideConfigKey("quarkus.idempotency.retention", "1h")
+            .overrideConfigKey("quarkus.idempotency.purge.every", "off");
+
+    @Inject
+    DatabaseIdempotencyStore store;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Test
+    void theTableIsLeftAsItWasWithoutTheBound() throws SQLException {
+        Sql sql = new Sql(dataSource);
+        assertEquals("r", sql.query("SELECT relkind::text FROM pg_class WHERE oid = 'swap_keys'::regclass"));
+        assertFalse(store.partitioned());
+        assertEquals("0", sql.query("SELECT count(*)::text FROM pg_constraint WHERE conname = 'swap_keys_legacy_bound'"));
+        // a key expiring well past the bound the attempt used (2 x 1 h + a period)
+        assertEquals(ClaimResult.NEW, store.claim(new ScopedKey("s", "far"), "t#1", Duration.ofSeconds(30),
+                Duration.ofDays(30)).result());
+        assertEquals(ClaimResult.DONE, store.claim(new ScopedKey("s", "handled-before"), "t#2", Duration.ofSeconds(30),
+                Duration.ofHours(1)).result());
+    }
+}
