@@ -213,6 +213,12 @@ public interface IdempotencyLogger extends BasicLogger {
             + " with the table as it is, and follows the move when it is done")
     void movedElsewhere(String table);
 
+    @LogMessage(level = WARN)
+    @Message(id = 3010, value = "The move of the idempotency table '%s' to partitions failed, and its constraint %s"
+            + " could not be dropped (%s): drop it (ALTER TABLE ... DROP CONSTRAINT), or it refuses keys expiring past"
+            + " its bound")
+    void moveNotUndone(String table, String constraint, String failure);
+
     // 4000s: RabbitMQ
 
     @LogMessage(level = WARN)

@@ -37,8 +37,8 @@ class PartitionMigrationElsewhereTest {
         SchemaSql.beforeStart(PartitionMigrationElsewhereTest.class, () -> {
             SchemaSql.run("DROP TABLE IF EXISTS elsewhere_keys CASCADE");
             SchemaSql.firstVersion("elsewhere_keys");
-            SchemaSql.holdOpenTransaction("SELECT pg_advisory_lock(hashtextextended('quarkus-idempotency move"
-                    + " elsewhere_keys', 0))", RELEASE, GAVE_UP);
+            SchemaSql.holdOpenTransaction("SELECT pg_advisory_lock(hashtextextended('quarkus-idempotency move '"
+                    + " || 'elsewhere_keys'::regclass::oid::text, 0))", RELEASE, GAVE_UP);
         });
     }
 

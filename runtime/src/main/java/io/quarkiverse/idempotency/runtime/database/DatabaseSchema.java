@@ -61,7 +61,7 @@ public class DatabaseSchema {
             if (store.readLayout()) {
                 ensureFunctions();
                 store.partitions().createAhead();
-            } else if (store.plan().partitioning() == Partitioning.TIME && exists()) {
+            } else if (store.plan().partitioning() == Partitioning.TIME && !saidWhyUnpartitioned && exists()) {
                 LOG.notPartitioned(table.name());
             } else if (store.plan().partitioning() == null && !saidWhyUnpartitioned && exists()) {
                 // the default: a table that could be moved is warned about; one that cannot is said why
@@ -86,17 +86,15 @@ public class DatabaseSchema {
      * at once take in turn (a transaction-scoped advisory lock): every statement does nothing when its part is there.
      */
     public void updateSchema() {
+        if (store.plan().partitioning() == null) {
+            replaceIfEmpty();
+        }
         table.transaction(c -> {
             try (Statement s = c.createStatement()) {
                 s.execute(TableStatements.schemaLock());
                 Boolean partitioned = partitioned(c);
                 if (partitioned == null) {
                     partitioned = createsPartitioned(c);
-                } else if (!partitioned && store.plan().partitioning() == null) {
-                    // the default asks for partitions: an empty table (one Hibernate ORM just made, or never used)
-                    // is made again partitioned, here; one holding keys keeps its layout (the move is asked for:
-                    // partitioning=time, one instance, see PartitionMigration), and startup warns
-                    partitioned = replacedIfEmpty(c, s);
                 }
                 // Up to date (every start but the first after an upgrade): no DDL, so no table lock that would queue
                 // the running instances' claims behind this one.
@@ -136,7 +134,9 @@ public class DatabaseSchema {
             }
             return null;
         }, "Could not check the idempotency table '" + table.name() + "'"));
-        new PartitionMigration(store).run();
+        if (!new PartitionMigration(store).run()) {
+            saidWhyUnpartitioned = true; // another instance moves it: no warning asking for the move
+        }
     }
 
     /**
@@ -174,34 +174,55 @@ public class DatabaseSchema {
     }
 
     /**
-     * Replaces an unpartitioned table holding no key by a partitioned one, in the schema update's transaction, where the
-     * default would create it partitioned, the application's database user owns it and may create tables in its schema,
-     * and nothing else depends on it (a view, a foreign key): else it is said why, and the table keeps its layout. The
-     * exclusive lock waits at most 2 s for running transactions (else the update fails, and is tried at the next
-     * start), and the table is checked empty again under it.
-     *
-     * @return whether the table is gone, to be created partitioned
+     * The default asks for partitions: replaces an unpartitioned table holding no key (one Hibernate ORM, or a migration
+     * tool in dev and test mode, just made) by a partitioned one, in a transaction of its own that instances starting at
+     * once take in turn, where the application's database user owns it, may create tables in its schema, and nothing
+     * depends on it (a view, a foreign key). Its exclusive lock waits at most 2 s for running transactions, and the table
+     * is checked empty again under it. Anything that fails (a dependent this did not see, a right missing for the new
+     * table) rolls the whole replacement back: the table stays as it was, and startup says why (IDEMP3008). A table
+     * holding keys keeps its layout: moving it is asked for on one instance ({@code partitioning=time}, see
+     * {@link PartitionMigration}), and startup warns.
      */
-    private boolean replacedIfEmpty(Connection c, Statement s) throws SQLException {
-        String against = JdbcTableChecks.againstPartitions(c, table.name());
-        if (against == null) {
-            against = JdbcTableChecks.againstReplacing(c, table.name());
-        }
-        if (against != null) {
-            LOG.unpartitionedByDefault(table.name(), against);
+    private void replaceIfEmpty() {
+        try {
+            table.transaction(c -> {
+                try (Statement s = c.createStatement()) {
+                    s.execute(TableStatements.schemaLock());
+                    if (!Boolean.FALSE.equals(partitioned(c))) {
+                        return null; // missing (created below), or partitioned already
+                    }
+                    String against = JdbcTableChecks.againstPartitions(c, table.name());
+                    if (against == null) {
+                        against = JdbcTableChecks.againstReplacing(c, table.name());
+                    }
+                    if (against != null) {
+                        LOG.unpartitionedByDefault(table.name(), against);
+                        saidWhyUnpartitioned = true;
+                        return null;
+                    }
+                    if (!empty(c)) {
+                        return null;
+                    }
+                    s.execute("SET LOCAL lock_timeout = '2s'");
+                    s.execute("LOCK TABLE " + table.name() + " IN ACCESS EXCLUSIVE MODE");
+                    if (!empty(c)) {
+                        return null;
+                    }
+                    s.execute("DROP TABLE " + table.name());
+                    s.execute(TableStatements.schemaLockTimeout());
+                    for (String statement : JdbcTableChecks.partitionedSchema(table.name())) {
+                        s.execute(statement);
+                    }
+                }
+                return null;
+            }, "Could not make the empty idempotency table '" + table.name() + "' again, partitioned");
+        } catch (StoreMisconfiguredException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            LOG.unpartitionedByDefault(table.name(), "making it again, partitioned, failed (" + e.getMessage()
+                    + (e.getCause() != null ? ": " + e.getCause().getMessage() : "") + ")");
             saidWhyUnpartitioned = true;
-            return false;
         }
-        if (!empty(c)) {
-            return false;
-        }
-        s.execute("SET LOCAL lock_timeout = '2s'");
-        s.execute("LOCK TABLE " + table.name() + " IN ACCESS EXCLUSIVE MODE");
-        if (!empty(c)) {
-            return false;
-        }
-        s.execute("DROP TABLE " + table.name());
-        return true;
     }
 
     // Why the default leaves the existing table unpartitioned; null when nothing but its keys would stop a move.

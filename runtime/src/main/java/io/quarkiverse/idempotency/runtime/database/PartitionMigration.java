@@ -48,12 +48,16 @@ final class PartitionMigration {
 
     /**
      * Moves the table, unless another instance is moving it (a session lock per table, tried, not waited for: that
-     * instance's statements would otherwise meet this one's half-built index and constraint) or has moved it. A swap
-     * that fails drops the bound constraint it added, which would otherwise refuse every key written past the bound.
+     * instance's statements would otherwise meet this one's half-built index and constraint) or has moved it. A move
+     * that fails drops the bound constraint and the index it added beside the consumers: the bound would otherwise
+     * refuse every key written past it.
+     *
+     * @return false when another instance holds the move
      */
-    void run() {
-        boolean moved = table.onItsOwn(() -> table.connect(c -> {
-            if (!locked(c, PartitionStatements.moveLock(table.name()))) {
+    boolean run() {
+        // a session lock and CREATE INDEX CONCURRENTLY: on a connection of no transaction
+        boolean moved = table.outsideTransactions(() -> table.connect(c -> {
+            if (!locked(c, table.name())) {
                 LOG.movedElsewhere(table.name());
                 return false;
             }
@@ -63,30 +67,50 @@ final class PartitionMigration {
                 }
                 Instant bound = bound(c);
                 LOG.movingToPartitions(table.name(), legacyName(), bound);
-                prepare(c, bound);
                 try {
+                    prepare(c, bound);
                     swap(c, bound);
                 } catch (SQLException | RuntimeException e) {
-                    dropBound(c, e);
+                    undoPrepare(c, e);
                     throw e;
                 }
                 return true;
             } finally {
-                locked(c, PartitionStatements.moveUnlock(table.name()));
+                unlock(c);
             }
         }, "Could not move the idempotency table '" + table.name() + "' to partitions"));
         if (!moved) {
-            return;
+            return false;
         }
         store.layout(true);
         store.partitions().createAhead();
         LOG.partitioned(table.name());
+        return true;
     }
 
-    private static boolean locked(Connection c, String statement) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(statement)) {
-            rs.next();
-            return rs.getBoolean(1);
+    // Released before the connection goes back to the pool: a session lock outlives any transaction.
+    private static void unlock(Connection c) throws SQLException {
+        try {
+            if (!c.getAutoCommit()) {
+                c.rollback();
+                c.setAutoCommit(true);
+            }
+            try (Statement s = c.createStatement()) {
+                s.execute("SELECT pg_advisory_unlock_all()");
+            }
+        } catch (SQLException e) {
+            // the connection is broken: closing it releases the lock
+            c.close();
+        }
+    }
+
+    private static boolean locked(Connection c, String table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(PartitionStatements.moveLock())) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
         }
     }
 
@@ -94,16 +118,22 @@ final class PartitionMigration {
         return Boolean.TRUE.equals(JdbcCalls.answered(TableChecks.partitioned(new JdbcCalls(c), table.name())));
     }
 
-    private void dropBound(Connection c, Exception failure) {
+    private void undoPrepare(Connection c, Exception failure) {
         try (Statement s = c.createStatement()) {
-            s.execute("SET lock_timeout = '2s'");
+            if (!c.getAutoCommit()) {
+                c.rollback();
+                c.setAutoCommit(true);
+            }
+            s.execute("SET lock_timeout = '10s'");
             try {
                 s.execute("ALTER TABLE " + table.name() + " DROP CONSTRAINT IF EXISTS " + name + "_legacy_bound");
+                s.execute("DROP INDEX IF EXISTS " + schemaPrefix + name + "_key_expiry");
             } finally {
                 s.execute("RESET lock_timeout");
             }
         } catch (SQLException e) {
             failure.addSuppressed(e);
+            LOG.moveNotUndone(table.name(), name + "_legacy_bound", e.getMessage());
         }
     }
 

@@ -262,16 +262,12 @@ final class PartitionStatements {
                 "''") + "', 0))";
     }
 
-    /** Tries the session lock one instance moving the table to partitions holds. One row: whether it was taken. */
-    static String moveLock(String table) {
-        return "SELECT pg_try_advisory_lock(hashtextextended('quarkus-idempotency move " + table.replace("'", "''")
-                + "', 0))";
-    }
-
-    /** Releases {@link #moveLock}. One row: whether it was held. */
-    static String moveUnlock(String table) {
-        return "SELECT pg_advisory_unlock(hashtextextended('quarkus-idempotency move " + table.replace("'", "''")
-                + "', 0))";
+    /**
+     * Tries the session lock one instance moving the table to partitions holds, named after the table's oid (however
+     * its name is written). Parameters: 1 the table. One row: whether it was taken.
+     */
+    static String moveLock() {
+        return "SELECT pg_try_advisory_lock(hashtextextended('quarkus-idempotency move ' || to_regclass(?)::oid::text, 0))";
     }
 
     /** Whether the table is partitioned. Parameters: 1 the table. One row: true, false, or null when it is missing. */
