@@ -20,7 +20,6 @@ import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.test.support.Sql;
-import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -38,21 +37,14 @@ class DefaultLayoutFallsBackTest {
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
-            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
-            .overrideConfigKey("quarkus.idempotency.database.table", TABLE)
-            .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
-            .setLogRecordPredicate(r -> r.getMessage() != null && r.getMessage().contains("IDEMP300"))
+    static final QuarkusUnitTest APP = LayoutLogs.defaultLayout(TABLE)
             .assertLogRecords(DefaultLayoutFallsBackTest::whySaidAtInfo);
 
     static void whySaidAtInfo(List<LogRecord> records) {
-        List<LogRecord> said = records.stream().filter(r -> r.getMessage().contains("IDEMP3008")).toList();
-        assertEquals(1, said.size(), "said once: " + records);
-        assertEquals(Level.INFO, said.get(0).getLevel());
-        String message = String.format(said.get(0).getMessage(), said.get(0).getParameters());
+        String message = LayoutLogs.saidOnce(records, "IDEMP3008", Level.INFO);
         assertTrue(message.contains("no room for its partitions' names") && message.contains("partitioning=none"),
                 message);
-        assertFalse(records.stream().anyMatch(r -> r.getMessage().contains("IDEMP3002")), "no warning: " + records);
+        LayoutLogs.notSaid(records, "IDEMP3002");
     }
 
     @Inject

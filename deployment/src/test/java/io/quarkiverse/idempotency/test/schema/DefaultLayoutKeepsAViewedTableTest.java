@@ -8,7 +8,6 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.stream.Stream;
 
 import jakarta.inject.Inject;
 
@@ -17,9 +16,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
-import io.quarkiverse.idempotency.runtime.database.TableStatements;
 import io.quarkiverse.idempotency.test.support.Sql;
-import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -29,29 +26,18 @@ import io.quarkus.test.QuarkusUnitTest;
 class DefaultLayoutKeepsAViewedTableTest {
 
     static {
-        SchemaSql.beforeStart(DefaultLayoutKeepsAViewedTableTest.class, () -> {
-            SchemaSql.run("DROP TABLE IF EXISTS viewed_keys CASCADE");
-            SchemaSql.run(Stream.concat(TableStatements.schema("viewed_keys").stream(),
-                    Stream.of("CREATE VIEW viewed_keys_report AS SELECT state, count(*) FROM viewed_keys GROUP BY state"))
-                    .toArray(String[]::new));
-        });
+        LayoutLogs.emptyTableWith(DefaultLayoutKeepsAViewedTableTest.class, "viewed_keys",
+                "CREATE VIEW viewed_keys_report AS SELECT state, count(*) FROM viewed_keys GROUP BY state");
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
-            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
-            .overrideConfigKey("quarkus.idempotency.database.table", "viewed_keys")
-            .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
-            .setLogRecordPredicate(r -> r.getMessage() != null && r.getMessage().contains("IDEMP300"))
+    static final QuarkusUnitTest APP = LayoutLogs.defaultLayout("viewed_keys")
             .assertLogRecords(DefaultLayoutKeepsAViewedTableTest::whySaidOnceAtInfo);
 
     static void whySaidOnceAtInfo(List<LogRecord> records) {
-        List<LogRecord> said = records.stream().filter(r -> r.getMessage().contains("IDEMP3008")).toList();
-        assertEquals(1, said.size(), "said once: " + records);
-        assertEquals(Level.INFO, said.get(0).getLevel());
-        String message = String.format(said.get(0).getMessage(), said.get(0).getParameters());
+        String message = LayoutLogs.saidOnce(records, "IDEMP3008", Level.INFO);
         assertTrue(message.contains("other objects depend on it"), message);
-        assertFalse(records.stream().anyMatch(r -> r.getMessage().contains("IDEMP3002")), "no warning: " + records);
+        LayoutLogs.notSaid(records, "IDEMP3002");
     }
 
     @Inject

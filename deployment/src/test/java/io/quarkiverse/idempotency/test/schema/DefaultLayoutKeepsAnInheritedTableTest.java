@@ -8,7 +8,6 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.stream.Stream;
 
 import jakarta.inject.Inject;
 
@@ -17,9 +16,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
-import io.quarkiverse.idempotency.runtime.database.TableStatements;
 import io.quarkiverse.idempotency.test.support.Sql;
-import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -31,29 +28,18 @@ import io.quarkus.test.QuarkusUnitTest;
 class DefaultLayoutKeepsAnInheritedTableTest {
 
     static {
-        SchemaSql.beforeStart(DefaultLayoutKeepsAnInheritedTableTest.class, () -> {
-            SchemaSql.run("DROP TABLE IF EXISTS inherited_keys CASCADE");
-            SchemaSql.run(Stream.concat(TableStatements.schema("inherited_keys").stream(),
-                    Stream.of("CREATE TABLE inherited_keys_child () INHERITS (inherited_keys)"))
-                    .toArray(String[]::new));
-        });
+        LayoutLogs.emptyTableWith(DefaultLayoutKeepsAnInheritedTableTest.class, "inherited_keys",
+                "CREATE TABLE inherited_keys_child () INHERITS (inherited_keys)");
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
-            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
-            .overrideConfigKey("quarkus.idempotency.database.table", "inherited_keys")
-            .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
-            .setLogRecordPredicate(r -> r.getMessage() != null && r.getMessage().contains("IDEMP300"))
+    static final QuarkusUnitTest APP = LayoutLogs.defaultLayout("inherited_keys")
             .assertLogRecords(DefaultLayoutKeepsAnInheritedTableTest::whySaidOnceAtInfo);
 
     static void whySaidOnceAtInfo(List<LogRecord> records) {
-        List<LogRecord> said = records.stream().filter(r -> r.getMessage().contains("IDEMP3008")).toList();
-        assertEquals(1, said.size(), "said once: " + records);
-        assertEquals(Level.INFO, said.get(0).getLevel());
-        String message = String.format(said.get(0).getMessage(), said.get(0).getParameters());
+        String message = LayoutLogs.saidOnce(records, "IDEMP3008", Level.INFO);
         assertTrue(message.contains("making it again, partitioned, failed"), message);
-        assertFalse(records.stream().anyMatch(r -> r.getMessage().contains("IDEMP3002")), "no warning: " + records);
+        LayoutLogs.notSaid(records, "IDEMP3002");
     }
 
     @Inject

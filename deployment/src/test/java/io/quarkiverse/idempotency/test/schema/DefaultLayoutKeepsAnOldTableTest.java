@@ -36,21 +36,18 @@ class DefaultLayoutKeepsAnOldTableTest {
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class, LayoutLogs.class)
             .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
             .overrideConfigKey("quarkus.idempotency.database.table", "default_kept_keys")
             .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
             .overrideConfigKey("quarkus.idempotency.purge.every", "off")
-            .setLogRecordPredicate(r -> r.getMessage() != null && r.getMessage().contains("IDEMP300"))
+            .setLogRecordPredicate(LayoutLogs.DATABASE_STORE)
             .assertLogRecords(DefaultLayoutKeepsAnOldTableTest::oneWarningNamingTheMove);
 
     static void oneWarningNamingTheMove(List<LogRecord> records) {
-        List<LogRecord> warnings = records.stream().filter(r -> r.getMessage().contains("IDEMP3002")).toList();
-        assertEquals(1, warnings.size(), "one warning: " + records);
-        assertEquals(Level.WARNING, warnings.get(0).getLevel());
-        String message = String.format(warnings.get(0).getMessage(), warnings.get(0).getParameters());
+        String message = LayoutLogs.saidOnce(records, "IDEMP3002", Level.WARNING);
         assertTrue(message.contains("partitioning=time") && message.contains("schema-management=update"), message);
-        assertFalse(records.stream().anyMatch(r -> r.getMessage().contains("IDEMP3003")), "not moved: " + records);
+        LayoutLogs.notSaid(records, "IDEMP3003");
     }
 
     @Inject

@@ -38,21 +38,18 @@ class DefaultLayoutUnderValidateTest {
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class, LayoutLogs.class)
             .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
             .overrideConfigKey("quarkus.idempotency.database.table", "validated_keys")
             .overrideConfigKey("quarkus.idempotency.database.schema-management", "validate")
-            .setLogRecordPredicate(r -> r.getMessage() != null && r.getMessage().contains("IDEMP300"))
+            .setLogRecordPredicate(LayoutLogs.DATABASE_STORE)
             .assertLogRecords(DefaultLayoutUnderValidateTest::oneWarningNamingTheMove);
 
     static void oneWarningNamingTheMove(List<LogRecord> records) {
-        List<LogRecord> warnings = records.stream().filter(r -> r.getMessage().contains("IDEMP3002")).toList();
-        assertEquals(1, warnings.size(), "one warning: " + records);
-        assertEquals(Level.WARNING, warnings.get(0).getLevel());
-        String message = String.format(warnings.get(0).getMessage(), warnings.get(0).getParameters());
+        String message = LayoutLogs.saidOnce(records, "IDEMP3002", Level.WARNING);
         assertTrue(message.contains("'validated_keys'") && message.contains("schema-management=update")
                 && message.contains("partitioning=none"), message);
-        assertFalse(records.stream().anyMatch(r -> r.getMessage().contains("IDEMP3003")), "not moved: " + records);
+        LayoutLogs.notSaid(records, "IDEMP3003");
     }
 
     @Inject

@@ -141,7 +141,8 @@ final class JdbcTableChecks {
      * Why an existing unpartitioned table cannot be replaced or moved by the application's database user.
      *
      * @return null when it can: the user owns the table (or is a member of its owner's role), may create tables in its
-     *         schema, and no other object depends on it (a view, another table's foreign key); else the reason
+     *         schema, no other object depends on it (a view, another table's foreign key), and it has nothing a new
+     *         table would lack (privileges granted, triggers, row security); else the reason
      */
     static String againstReplacing(Connection c, String table) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT pg_has_role(current_user, t.relowner, 'USAGE'),"
@@ -149,7 +150,12 @@ final class JdbcTableChecks {
                 // a view, or another table's constraint (the table's own check constraints depend on its columns too)
                 + " EXISTS (SELECT 1 FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = t.oid"
                 + " AND d.deptype = 'n' AND (d.classid = 'pg_rewrite'::regclass OR (d.classid = 'pg_constraint'::regclass"
-                + " AND (SELECT conrelid FROM pg_constraint WHERE oid = d.objid) <> t.oid)))"
+                + " AND (SELECT conrelid FROM pg_constraint WHERE oid = d.objid) <> t.oid))),"
+                // what a new table would not have: privileges granted (but for the schema's default privileges, which
+                // a new table gets too), triggers, row security
+                + " (t.relacl IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_default_acl a WHERE a.defaclrole = t.relowner"
+                + " AND a.defaclobjtype = 'r' AND a.defaclnamespace IN (t.relnamespace, 0))) OR t.relrowsecurity"
+                + " OR EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = t.oid AND NOT g.tgisinternal)"
                 + " FROM pg_class t WHERE t.oid = to_regclass(?)")) {
             ps.setString(1, table);
             try (ResultSet rs = ps.executeQuery()) {
@@ -164,6 +170,9 @@ final class JdbcTableChecks {
                 }
                 if (rs.getBoolean(3)) {
                     return "other objects depend on it (a view, a foreign key)";
+                }
+                if (rs.getBoolean(4)) {
+                    return "it has privileges granted, triggers or row security, which a new table would not have";
                 }
                 return null;
             }
