@@ -2,14 +2,18 @@ package io.quarkiverse.idempotency.test.schema;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.sql.SQLException;
 import java.util.List;
 import java.util.function.Predicate;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.stream.Stream;
 
+import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.runtime.database.TableStatements;
+import io.quarkiverse.idempotency.test.support.Sql;
 import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
@@ -41,6 +45,24 @@ final class LayoutLogs {
             SchemaSql.run(Stream.concat(TableStatements.schema(table).stream(), Stream.of(dependent))
                     .toArray(String[]::new));
         });
+    }
+
+    /**
+     * An application updating the schema of an empty unpartitioned table the default cannot make partitioned: it
+     * asserts that startup said why once, at INFO, with the reason given, and did not warn.
+     */
+    static QuarkusUnitTest keptEmptyTable(String table, String reason) {
+        return defaultLayout(table).assertLogRecords(records -> {
+            String message = saidOnce(records, "IDEMP3008", Level.INFO);
+            assertTrue(message.contains(reason), message);
+            notSaid(records, "IDEMP3002");
+        });
+    }
+
+    /** Asserts that the table kept its layout: one table, and the store knows it. */
+    static void assertKept(DatabaseIdempotencyStore store, Sql sql, String table) throws SQLException {
+        assertEquals("r", sql.query("SELECT relkind::text FROM pg_class WHERE oid = '" + table + "'::regclass"));
+        assertFalse(store.partitioned());
     }
 
     /** An application updating the schema of a table, with the layout left to the default. */

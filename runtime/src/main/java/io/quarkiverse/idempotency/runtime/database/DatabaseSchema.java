@@ -191,10 +191,7 @@ public class DatabaseSchema {
                     if (!Boolean.FALSE.equals(partitioned(c))) {
                         return null; // missing (created below), or partitioned already
                     }
-                    String against = JdbcTableChecks.againstPartitions(c, table.name());
-                    if (against == null) {
-                        against = JdbcTableChecks.againstReplacing(c, table.name());
-                    }
+                    String against = againstReplacing(c);
                     if (against != null) {
                         LOG.unpartitionedByDefault(table.name(), against);
                         saidWhyUnpartitioned = true;
@@ -227,10 +224,14 @@ public class DatabaseSchema {
 
     // Why the default leaves the existing table unpartitioned; null when nothing but its keys would stop a move.
     private String againstPartitions() {
-        return table.onItsOwn(() -> table.connect(c -> {
-            String against = JdbcTableChecks.againstPartitions(c, table.name());
-            return against != null ? against : JdbcTableChecks.againstReplacing(c, table.name());
-        }, "Could not read the layout of the idempotency table '" + table.name() + "'"));
+        return table.onItsOwn(() -> table.connect(this::againstReplacing,
+                "Could not read the layout of the idempotency table '" + table.name() + "'"));
+    }
+
+    // Why an existing unpartitioned table cannot be made partitioned here; null when it can.
+    private String againstReplacing(Connection c) throws SQLException {
+        String against = JdbcTableChecks.againstPartitions(c, table.name());
+        return against != null ? against : JdbcTableChecks.againstReplacing(c, table.name());
     }
 
     private boolean empty(Connection c) throws SQLException {

@@ -91,16 +91,21 @@ final class PartitionMigration {
     // Released before the connection goes back to the pool: a session lock outlives any transaction.
     private static void unlock(Connection c) throws SQLException {
         try {
-            if (!c.getAutoCommit()) {
-                c.rollback();
-                c.setAutoCommit(true);
-            }
+            toAutoCommit(c);
             try (Statement s = c.createStatement()) {
                 s.execute("SELECT pg_advisory_unlock_all()");
             }
         } catch (SQLException e) {
             // the connection is broken: closing it releases the lock
             c.close();
+        }
+    }
+
+    // Back to statements of their own, whatever a failed swap left: what follows must not join its transaction.
+    private static void toAutoCommit(Connection c) throws SQLException {
+        if (!c.getAutoCommit()) {
+            c.rollback();
+            c.setAutoCommit(true);
         }
     }
 
@@ -120,10 +125,7 @@ final class PartitionMigration {
 
     private void undoPrepare(Connection c, Exception failure) {
         try (Statement s = c.createStatement()) {
-            if (!c.getAutoCommit()) {
-                c.rollback();
-                c.setAutoCommit(true);
-            }
+            toAutoCommit(c);
             s.execute("SET lock_timeout = '10s'");
             try {
                 s.execute("ALTER TABLE " + table.name() + " DROP CONSTRAINT IF EXISTS " + name + "_legacy_bound");
