@@ -103,6 +103,12 @@ public class Benchmark implements QuarkusApplication {
     Outbox outbox;
 
     private com.rabbitmq.client.Connection rabbit;
+
+    /** @return the WAL flushes so far of an asynchronously committing consumer (how many, and deliveries served) */
+    private long[] flushStatistics(int kind) {
+        return kind == FLUSH ? hand.flushStatistics() : kind == IDEMPOTENT_FLUSH ? store.flushStatistics() : null;
+    }
+
     private Channel publisher;
 
     @Override
@@ -188,7 +194,13 @@ public class Benchmark implements QuarkusApplication {
                 }
                 List<String> ids = ids(MESSAGES);
                 long[] batchesBefore = store.leaseBatchStatistics();
+                long[] flushesBefore = flushStatistics(index);
                 Run run = consume(kind.channel(), "bench-" + kind.channel(), MESSAGES, ids, kind.done());
+                if (flushesBefore != null) {
+                    long[] flushesAfter = flushStatistics(index);
+                    System.out.printf("     its WAL flushes: %d, %.1f deliveries each%n", flushesAfter[0] - flushesBefore[0],
+                            (flushesAfter[1] - flushesBefore[1]) / (double) Math.max(1, flushesAfter[0] - flushesBefore[0]));
+                }
                 if (index == 6) {
                     long[] batchesAfter = store.leaseBatchStatistics();
                     for (int i = 0; i < 4; i++) {

@@ -126,6 +126,11 @@ public class HandWritten {
         return flushes.submit(id);
     }
 
+    /** @return how many flushes ran, and how many deliveries they served */
+    long[] flushStatistics() {
+        return flushes.statistics();
+    }
+
     private List<Boolean> flush(List<String> batch) {
         Set<String> confirmed = new HashSet<>();
         try (Connection c = dataSource.getConnection()) {

@@ -32,6 +32,7 @@ public final class IdempotentMethods {
     private final Map<String, String> connectors;
     private final Map<String, Redelivery> redeliveries;
     private final Duration shortestLease;
+    private final Duration longestRetention;
 
     IdempotentMethods(List<IdempotentMethodInfo> infos, Map<String, String> connectors,
             Map<String, Redelivery> redeliveries, IdempotencyConfig config, boolean storeJoinsTransactions,
@@ -43,6 +44,7 @@ public final class IdempotentMethods {
         Set<String> allChannels = new HashSet<>();
         Set<String> processors = new HashSet<>();
         Duration shortest = config.lease();
+        Duration longest = config.retention();
         for (int i = 0; i < plans.length; i++) {
             IdempotentMethodInfo info = infos.get(i);
             IdempotencyMode mode = mode(info, storeJoinsTransactions);
@@ -62,6 +64,9 @@ public final class IdempotentMethods {
                 policies.put(channel, policy);
                 if (policy.lease().compareTo(shortest) < 0) {
                     shortest = policy.lease();
+                }
+                if (policy.retention().compareTo(longest) > 0) {
+                    longest = policy.retention();
                 }
             }
             if (info.isReactiveTransactional()) {
@@ -108,6 +113,7 @@ public final class IdempotentMethods {
         this.channels = Set.copyOf(allChannels);
         this.processorChannels = Set.copyOf(processors);
         this.shortestLease = shortest;
+        this.longestRetention = longest;
     }
 
     /** @return the plan of the intercepted method, found by the index the build bound to it */
@@ -157,6 +163,14 @@ public final class IdempotentMethods {
             }
         }
         return false;
+    }
+
+    /**
+     * @return the longest retention of any method (or the configured one): how far ahead of now the keys written from
+     *         now on may expire
+     */
+    public Duration longestRetention() {
+        return longestRetention;
     }
 
     /** @return the shortest lease of any method (or the configured one), which paces lease renewal */

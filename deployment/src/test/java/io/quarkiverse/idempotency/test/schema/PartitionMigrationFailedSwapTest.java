@@ -20,17 +20,19 @@ import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * A move to partitions whose swap fails (here another table's foreign key holds the key's primary key) leaves the table
- * as it was: without the bound constraint the move added beside the consumers, which would otherwise refuse every key
+ * A move to partitions whose swap fails (here a table already holds the name the old table was to take, which no check
+ * before the move looks at) leaves the table as it was: without the bound constraint the move added beside the consumers, which
+ * would otherwise refuse every key
  * expiring past it (twice the retention from the attempt) from then on.
  */
 class PartitionMigrationFailedSwapTest {
 
     static {
         SchemaSql.beforeStart(PartitionMigrationFailedSwapTest.class, () -> {
-            SchemaSql.run("DROP TABLE IF EXISTS swap_refs", "DROP TABLE IF EXISTS swap_keys CASCADE");
+            SchemaSql.run("DROP TABLE IF EXISTS swap_refs", "DROP TABLE IF EXISTS swap_keys_plegacy",
+                    "DROP TABLE IF EXISTS swap_keys CASCADE");
             SchemaSql.firstVersion("swap_keys");
-            SchemaSql.run("CREATE TABLE swap_refs (scoped_key VARCHAR(255) REFERENCES swap_keys (scoped_key))");
+            SchemaSql.run("CREATE TABLE swap_keys_plegacy (left_over INTEGER)");
         });
     }
 

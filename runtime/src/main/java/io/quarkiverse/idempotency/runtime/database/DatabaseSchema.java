@@ -5,10 +5,12 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 
 import jakarta.annotation.Priority;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import jakarta.interceptor.Interceptor;
@@ -18,6 +20,7 @@ import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig.Database.Partitioning;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig.SchemaManagement.Mode;
 import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
+import io.quarkiverse.idempotency.runtime.IdempotentMethods;
 import io.quarkiverse.idempotency.runtime.StoreMisconfiguredException;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.StartupEvent;
@@ -34,13 +37,15 @@ public class DatabaseSchema {
 
     private final DatabaseIdempotencyStore store;
     private final KeyTable table;
+    private final Instance<IdempotentMethods> methods;
     // whether this start already said why the default left the table unpartitioned (IDEMP3008)
     private volatile boolean saidWhyUnpartitioned;
 
     @Inject
-    public DatabaseSchema(DatabaseIdempotencyStore store) {
+    public DatabaseSchema(DatabaseIdempotencyStore store, Instance<IdempotentMethods> methods) {
         this.store = store;
         this.table = store.table();
+        this.methods = methods;
     }
 
     // Before the store is checked (StoreCheck observes the same event at the default priority).
@@ -122,7 +127,9 @@ public class DatabaseSchema {
      * Moves an unpartitioned table to partitions while consumers run: its keys are honoured until they expire, then
      * it is dropped whole (see {@link PartitionMigration}).
      *
-     * @throws StoreMisconfiguredException when the server or the table's name cannot have partitions
+     * @throws StoreMisconfiguredException when the server or the table's name cannot have partitions, or the table has
+     *         what a move would break or lose (the application's user does not own it, a view or another table's
+     *         foreign key depends on it, privileges granted, triggers, row security): nothing is changed then
      */
     public void moveToPartitions() {
         table.onItsOwn(() -> table.connect(c -> {
@@ -132,11 +139,29 @@ public class DatabaseSchema {
                         + " room for its partitions' names (at most " + PartitionStatements.LONGEST_NAME
                         + " characters when partitioned)", null);
             }
+            // checked before the move's long steps, which would otherwise run at each start to fail at its swap, or
+            // swap a table whose views would read only its old keys and whose grants the new one would lack
+            String against = JdbcTableChecks.againstReplacing(c, table.name());
+            if (against != null) {
+                throw new StoreMisconfiguredException("The idempotency table '" + table.name() + "' cannot be moved to"
+                        + " partitions: " + against + ". Nothing was changed. Remove what is in the way and make it"
+                        + " again on the partitioned table once moved, or keep one table"
+                        + " (quarkus.idempotency.database.partitioning=none)", null);
+            }
             return null;
         }, "Could not check the idempotency table '" + table.name() + "'"));
-        if (!new PartitionMigration(store).run()) {
+        if (!new PartitionMigration(store, longestRetention()).run()) {
             saidWhyUnpartitioned = true; // another instance moves it: no warning asking for the move
         }
+    }
+
+    // The longest retention this application writes keys with: the configured one, or a method's longer one.
+    private Duration longestRetention() {
+        Duration configured = store.plan().retention();
+        if (methods.isResolvable() && methods.get().longestRetention().compareTo(configured) > 0) {
+            return methods.get().longestRetention();
+        }
+        return configured;
     }
 
     /**

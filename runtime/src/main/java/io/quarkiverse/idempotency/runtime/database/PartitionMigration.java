@@ -32,9 +32,15 @@ final class PartitionMigration {
     private final KeyTable table;
     private final String name;
     private final String schemaPrefix;
+    private final Duration longestRetention;
 
-    PartitionMigration(DatabaseIdempotencyStore store) {
+    /**
+     * @param longestRetention the longest retention the application writes keys with: the old table takes every key
+     *        expiring before a bound this far ahead, twice over
+     */
+    PartitionMigration(DatabaseIdempotencyStore store, Duration longestRetention) {
         this.store = store;
+        this.longestRetention = longestRetention;
         this.table = store.table();
         this.name = PartitionStatements.nameOf(table.name());
         this.schemaPrefix = table.name().indexOf('.') > 0 ? table.name().substring(0, table.name().indexOf('.') + 1)
@@ -139,9 +145,10 @@ final class PartitionMigration {
         }
     }
 
-    // Past every key there is, and past every key written until the swap: twice the retention ahead, a period more.
+    // Past every key there is, and past every key written until the swap, by any method: twice the longest retention
+    // ahead, a period more (a key past it would fail the bound's check while the move runs, or its validation).
     private Instant bound(Connection c) throws SQLException {
-        Duration ahead = store.plan().retention().multipliedBy(2).plus(store.plan().period());
+        Duration ahead = longestRetention.multipliedBy(2).plus(store.plan().period());
         try (Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT greatest(now() + " + ahead.toMillis()
                         + " * interval '1 millisecond', (SELECT max(expires_at) + interval '1 second' FROM "

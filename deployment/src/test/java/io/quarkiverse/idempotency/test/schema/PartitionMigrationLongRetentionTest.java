@@ -1,0 +1,76 @@
+package io.quarkiverse.idempotency.test.schema;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.sql.SQLException;
+import java.time.Duration;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkiverse.idempotency.test.support.Sql;
+import io.quarkiverse.idempotency.test.support.TestApps;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * The move to partitions bounds the old table past every key written until its swap: with a method keeping its keys
+ * 30 days while the configured retention is an hour, the bound is twice the method's retention ahead, not twice the
+ * hour. A bound from the configured retention alone refuses that method's keys by its check while the move runs (and
+ * fails the move when one is written before the check is validated).
+ */
+class PartitionMigrationLongRetentionTest {
+
+    static {
+        SchemaSql.beforeStart(PartitionMigrationLongRetentionTest.class, () -> {
+            SchemaSql.run("DROP TABLE IF EXISTS long_keys CASCADE");
+            SchemaSql.firstVersion("long_keys");
+        });
+    }
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[] { "long-kept" }, SchemaSql.class,
+            LongKept.class)
+            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
+            .overrideConfigKey("quarkus.idempotency.database.table", "long_keys")
+            .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
+            .overrideConfigKey("quarkus.idempotency.database.partitioning", "time")
+            .overrideConfigKey("quarkus.idempotency.retention", "1h")
+            .overrideConfigKey("quarkus.idempotency.purge.every", "off");
+
+    @Inject
+    DatabaseIdempotencyStore store;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Test
+    void theOldTableTakesEveryKeyOfTheLongestRetention() throws SQLException {
+        Sql sql = new Sql(dataSource);
+        assertEquals("p", sql.query("SELECT relkind::text FROM pg_class WHERE oid = 'long_keys'::regclass"));
+        assertEquals("true", sql.query("SELECT ((regexp_match(pg_get_expr(relpartbound, oid), 'TO \\(''([^'']+)''\\)'))[1]"
+                + "::timestamptz > now() + interval '59 days')::text FROM pg_class WHERE oid = 'long_keys_plegacy'::regclass"),
+                "the old table's bound: twice the method's 30 days ahead");
+        assertEquals(ClaimResult.DONE, store.claim(new ScopedKey("s", "handled-before"), "t#1", Duration.ofSeconds(30),
+                Duration.ofHours(1)).result(), "the old table's key is honoured");
+        assertEquals(ClaimResult.NEW, store.claim(new ScopedKey("long-kept", "k"), "t#2", Duration.ofSeconds(30),
+                Duration.ofDays(30)).result());
+    }
+
+    @ApplicationScoped
+    public static class LongKept {
+
+        @Incoming("long-kept")
+        @Idempotent(retention = "30d")
+        public void handle(String payload) {
+        }
+    }
+}
