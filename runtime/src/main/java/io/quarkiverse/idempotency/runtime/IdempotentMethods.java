@@ -44,7 +44,9 @@ public final class IdempotentMethods {
         Set<String> allChannels = new HashSet<>();
         Set<String> processors = new HashSet<>();
         Duration shortest = config.lease();
-        Duration longest = config.retention();
+        // every channel's configured retention too: a scope handled only through Idempotency.handle takes its own
+        Duration longest = config.channels().values().stream().flatMap(c -> c.retention().stream())
+                .reduce(config.retention(), (a, b) -> a.compareTo(b) >= 0 ? a : b);
         for (int i = 0; i < plans.length; i++) {
             IdempotentMethodInfo info = infos.get(i);
             IdempotencyMode mode = mode(info, storeJoinsTransactions);
@@ -166,8 +168,9 @@ public final class IdempotentMethods {
     }
 
     /**
-     * @return the longest retention of any method (or the configured one): how far ahead of now the keys written from
-     *         now on may expire
+     * @return the longest retention of any method, channel or scope (or the configured one): how far ahead of now the
+     *         keys this application's deliveries write from now on may expire (a direct call of the store's API may
+     *         pass any)
      */
     public Duration longestRetention() {
         return longestRetention;

@@ -15,10 +15,10 @@ import io.quarkiverse.idempotency.test.support.Sql;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * With {@code partitioning} unset, an empty unpartitioned table that something the extension's checks do not look for
- * depends on (here a table inheriting from it) cannot be dropped: the replacement, in a transaction of its own, is rolled
- * back whole, the table keeps its layout and its child, and startup says why, at INFO; the rest of the schema update
- * goes on.
+ * With {@code partitioning} unset, an empty unpartitioned table another table inherits from is not made again
+ * partitioned (it could be neither dropped nor attached as a partition): the table keeps its layout and its child, and
+ * startup says why, at INFO; the rest of the schema update goes on. (What the checks do not look for fails the
+ * replacement's own transaction instead: {@code DefaultLayoutKeepsATypedTableTest}.)
  */
 class DefaultLayoutKeepsAnInheritedTableTest {
 
@@ -28,7 +28,8 @@ class DefaultLayoutKeepsAnInheritedTableTest {
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = LayoutLogs.keptEmptyTable("inherited_keys", "making it again, partitioned, failed");
+    static final QuarkusUnitTest APP = LayoutLogs.keptEmptyTable("inherited_keys",
+            "another table inherits from it");
 
     @Inject
     DatabaseIdempotencyStore store;

@@ -2,9 +2,11 @@ package io.quarkiverse.idempotency.test.schema;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.logging.Level;
 
 import jakarta.inject.Inject;
 
@@ -37,13 +39,20 @@ class PartitionMigrationFailedSwapTest {
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class, LayoutLogs.class)
             .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
             .overrideConfigKey("quarkus.idempotency.database.table", "swap_keys")
             .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
             .overrideConfigKey("quarkus.idempotency.database.partitioning", "time")
             .overrideConfigKey("quarkus.idempotency.retention", "1h")
-            .overrideConfigKey("quarkus.idempotency.purge.every", "off");
+            .overrideConfigKey("quarkus.idempotency.purge.every", "off")
+            // the move started (IDEMP3003), and failed at its swap, on the name taken (IDEMP3001)
+            .setLogRecordPredicate(LayoutLogs.DATABASE_STORE)
+            .assertLogRecords(records -> {
+                LayoutLogs.saidOnce(records, "IDEMP3003", Level.INFO);
+                String failed = LayoutLogs.saidOnce(records, "IDEMP3001", Level.WARNING);
+                assertTrue(failed.contains("swap_keys_plegacy"), failed);
+            });
 
     @Inject
     DatabaseIdempotencyStore store;
@@ -57,6 +66,9 @@ class PartitionMigrationFailedSwapTest {
         assertEquals("r", sql.query("SELECT relkind::text FROM pg_class WHERE oid = 'swap_keys'::regclass"));
         assertFalse(store.partitioned());
         assertEquals("0", sql.query("SELECT count(*)::text FROM pg_constraint WHERE conname = 'swap_keys_legacy_bound'"));
+        assertEquals("true", sql.query("SELECT (to_regclass('swap_keys_key_expiry') IS NULL)::text"),
+                "the index the move built is dropped too");
+        assertEquals("0", sql.query("SELECT count(*)::text FROM swap_keys_plegacy"), "the name's holder is untouched");
         // a key expiring well past the bound the attempt used (2 x 1 h + a period)
         assertEquals(ClaimResult.NEW, store.claim(new ScopedKey("s", "far"), "t#1", Duration.ofSeconds(30),
                 Duration.ofDays(30)).result());

@@ -23,8 +23,9 @@ import io.quarkus.test.QuarkusUnitTest;
 
 /**
  * The move to partitions bounds the old table past every key written until its swap: with a method keeping its keys
- * 30 days while the configured retention is an hour, the bound is twice the method's retention ahead, not twice the
- * hour. A bound from the configured retention alone refuses that method's keys by its check while the move runs (and
+ * 30 days, and a scope handled only through {@code Idempotency.handle} 40 days, while the configured retention is an
+ * hour, the bound is the longest, 40 days, ahead (and the hour and a period more, for the move's own time), not twice
+ * the hour. A bound from the configured retention alone refuses that method's keys by its check while the move runs (and
  * fails the move when one is written before the check is validated).
  */
 class PartitionMigrationLongRetentionTest {
@@ -44,6 +45,8 @@ class PartitionMigrationLongRetentionTest {
             .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
             .overrideConfigKey("quarkus.idempotency.database.partitioning", "time")
             .overrideConfigKey("quarkus.idempotency.retention", "1h")
+            // a scope only Idempotency.handle uses, kept longer still
+            .overrideConfigKey("quarkus.idempotency.channels.\"handled-by-hand\".retention", "40d")
             .overrideConfigKey("quarkus.idempotency.purge.every", "off");
 
     @Inject
@@ -57,12 +60,13 @@ class PartitionMigrationLongRetentionTest {
         Sql sql = new Sql(dataSource);
         assertEquals("p", sql.query("SELECT relkind::text FROM pg_class WHERE oid = 'long_keys'::regclass"));
         assertEquals("true", sql.query("SELECT ((regexp_match(pg_get_expr(relpartbound, oid), 'TO \\(''([^'']+)''\\)'))[1]"
-                + "::timestamptz > now() + interval '59 days')::text FROM pg_class WHERE oid = 'long_keys_plegacy'::regclass"),
-                "the old table's bound: twice the method's 30 days ahead");
+                + "::timestamptz BETWEEN now() + interval '40 days' AND now() + interval '41 days')::text FROM pg_class"
+                + " WHERE oid = 'long_keys_plegacy'::regclass"),
+                "the old table's bound: the scope's 40 days ahead, and the configured hour and a period more");
         assertEquals(ClaimResult.DONE, store.claim(new ScopedKey("s", "handled-before"), "t#1", Duration.ofSeconds(30),
                 Duration.ofHours(1)).result(), "the old table's key is honoured");
-        assertEquals(ClaimResult.NEW, store.claim(new ScopedKey("long-kept", "k"), "t#2", Duration.ofSeconds(30),
-                Duration.ofDays(30)).result());
+        assertEquals(ClaimResult.NEW, store.claim(new ScopedKey("handled-by-hand", "k"), "t#2", Duration.ofSeconds(30),
+                Duration.ofDays(40)).result());
     }
 
     @ApplicationScoped

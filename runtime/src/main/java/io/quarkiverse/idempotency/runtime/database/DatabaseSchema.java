@@ -129,9 +129,13 @@ public class DatabaseSchema {
      *
      * @throws StoreMisconfiguredException when the server or the table's name cannot have partitions, or the table has
      *         what a move would break or lose (the application's user does not own it, a view or another table's
-     *         foreign key depends on it, privileges granted, triggers, row security): nothing is changed then
+     *         foreign key or a table inheriting depends on it, privileges granted, triggers, row security): its layout
+     *         is not changed then
      */
     public void moveToPartitions() {
+        if (store.readLayout()) {
+            return; // moved already
+        }
         table.onItsOwn(() -> table.connect(c -> {
             JdbcTableChecks.checkPartitionable(c, table.name());
             if (PartitionStatements.nameOf(table.name()).length() > PartitionStatements.LONGEST_NAME) {
@@ -144,8 +148,8 @@ public class DatabaseSchema {
             String against = JdbcTableChecks.againstReplacing(c, table.name());
             if (against != null) {
                 throw new StoreMisconfiguredException("The idempotency table '" + table.name() + "' cannot be moved to"
-                        + " partitions: " + against + ". Nothing was changed. Remove what is in the way and make it"
-                        + " again on the partitioned table once moved, or keep one table"
+                        + " partitions: " + against + ". Its layout was not changed. Remove what is in the way and"
+                        + " make it again on the partitioned table once moved, or keep one table"
                         + " (quarkus.idempotency.database.partitioning=none)", null);
             }
             return null;

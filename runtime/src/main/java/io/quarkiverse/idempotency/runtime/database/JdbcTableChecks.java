@@ -141,8 +141,8 @@ final class JdbcTableChecks {
      * Why an existing unpartitioned table cannot be replaced or moved by the application's database user.
      *
      * @return null when it can: the user owns the table (or is a member of its owner's role), may create tables in its
-     *         schema, no other object depends on it (a view, another table's foreign key), and it has nothing a new
-     *         table would lack (privileges granted, triggers, row security); else the reason
+     *         schema, no other object depends on it (a view, another table's foreign key, a table inheriting from it),
+     *         and it has nothing a new table would lack (privileges granted, triggers, row security); else the reason
      */
     static String againstReplacing(Connection c, String table) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT pg_has_role(current_user, t.relowner, 'USAGE'),"
@@ -151,11 +151,16 @@ final class JdbcTableChecks {
                 + " EXISTS (SELECT 1 FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = t.oid"
                 + " AND d.deptype = 'n' AND (d.classid = 'pg_rewrite'::regclass OR (d.classid = 'pg_constraint'::regclass"
                 + " AND (SELECT conrelid FROM pg_constraint WHERE oid = d.objid) <> t.oid))),"
-                // what a new table would not have: privileges granted (but for the schema's default privileges, which
-                // a new table gets too), triggers, row security
-                + " (t.relacl IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_default_acl a WHERE a.defaclrole = t.relowner"
-                + " AND a.defaclobjtype = 'r' AND a.defaclnamespace IN (t.relnamespace, 0))) OR t.relrowsecurity"
-                + " OR EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = t.oid AND NOT g.tgisinternal)"
+                // what a new table would not have: a privilege granted beyond the owner's own and the default ones
+                // of the user who creates it (a REVOKE leaves an ACL behind that grants nothing more), triggers, row
+                // security
+                + " EXISTS (SELECT 1 FROM unnest(t.relacl) g(item) WHERE NOT (g.item = ANY (acldefault('r', t.relowner)"
+                + " || coalesce((SELECT array_agg(d.item) FROM pg_default_acl a, unnest(a.defaclacl) d(item) WHERE"
+                + " a.defaclrole = (SELECT oid FROM pg_roles WHERE rolname = current_user) AND a.defaclobjtype = 'r'"
+                + " AND a.defaclnamespace IN (t.relnamespace, 0)), '{}'::aclitem[])))) OR t.relrowsecurity"
+                + " OR EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = t.oid AND NOT g.tgisinternal),"
+                // a table that inherits or is inherited from, which cannot be attached as a partition
+                + " EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhparent = t.oid OR i.inhrelid = t.oid)"
                 + " FROM pg_class t WHERE t.oid = to_regclass(?)")) {
             ps.setString(1, table);
             try (ResultSet rs = ps.executeQuery()) {
@@ -173,6 +178,9 @@ final class JdbcTableChecks {
                 }
                 if (rs.getBoolean(4)) {
                     return "it has privileges granted, triggers or row security, which a new table would not have";
+                }
+                if (rs.getBoolean(5)) {
+                    return "it inherits from another table, or another table inherits from it";
                 }
                 return null;
             }

@@ -36,7 +36,7 @@ final class PartitionMigration {
 
     /**
      * @param longestRetention the longest retention the application writes keys with: the old table takes every key
-     *        expiring before a bound this far ahead, twice over
+     *        expiring before a bound this far ahead, and the configured retention more
      */
     PartitionMigration(DatabaseIdempotencyStore store, Duration longestRetention) {
         this.store = store;
@@ -145,10 +145,12 @@ final class PartitionMigration {
         }
     }
 
-    // Past every key there is, and past every key written until the swap, by any method: twice the longest retention
-    // ahead, a period more (a key past it would fail the bound's check while the move runs, or its validation).
+    // Past every key there is, and past every key written until the swap, by any method: the longest retention ahead,
+    // and the configured retention and a period more for the move's own time (a key past it would fail the bound's
+    // check while the move runs, or its validation). No further: every key expiring before it, written after the swap
+    // too, goes to the old table, which is dropped whole once they have all expired.
     private Instant bound(Connection c) throws SQLException {
-        Duration ahead = longestRetention.multipliedBy(2).plus(store.plan().period());
+        Duration ahead = longestRetention.plus(store.plan().retention()).plus(store.plan().period());
         try (Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT greatest(now() + " + ahead.toMillis()
                         + " * interval '1 millisecond', (SELECT max(expires_at) + interval '1 second' FROM "
