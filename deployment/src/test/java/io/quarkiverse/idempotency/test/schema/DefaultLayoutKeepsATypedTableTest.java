@@ -15,10 +15,9 @@ import io.quarkiverse.idempotency.test.support.Sql;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * With {@code partitioning} unset, an empty unpartitioned table that something the extension's checks do not look for
- * depends on (here another table's column of its row type) cannot be dropped: the replacement, in a transaction of its
- * own, is rolled back whole, the table keeps its layout and the other table its column, and startup says why, at INFO;
- * the rest of the schema update goes on.
+ * With {@code partitioning} unset, an empty unpartitioned table another table has a column of the row type of (which
+ * would keep it from being dropped, or, moved, from being dropped once its keys expire) is not made again partitioned:
+ * it keeps its layout, the other table its column, and startup says why, at INFO; the rest of the schema update goes on.
  */
 class DefaultLayoutKeepsATypedTableTest {
 
@@ -29,7 +28,7 @@ class DefaultLayoutKeepsATypedTableTest {
 
     @RegisterExtension
     static final QuarkusUnitTest APP = LayoutLogs.keptEmptyTable("typed_keys",
-            "making it again, partitioned, failed");
+            "other objects depend on it");
 
     @Inject
     DatabaseIdempotencyStore store;

@@ -20,7 +20,6 @@ import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.test.support.Sql;
-import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -43,13 +42,8 @@ class PartitionMigrationElsewhereTest {
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
-            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
-            .overrideConfigKey("quarkus.idempotency.database.table", "elsewhere_keys")
-            .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
-            .overrideConfigKey("quarkus.idempotency.database.partitioning", "time")
-            .overrideConfigKey("quarkus.idempotency.purge.every", "off")
-            .setLogRecordPredicate(r -> r.getMessage() != null && r.getMessage().contains("IDEMP300"))
+    static final QuarkusUnitTest APP = SchemaSql.movingAtStartup("elsewhere_keys", new String[0])
+            .setLogRecordPredicate(LayoutLogs.DATABASE_STORE)
             .assertLogRecords(PartitionMigrationElsewhereTest::saidAndNotMoved);
 
     static void saidAndNotMoved(List<LogRecord> records) {

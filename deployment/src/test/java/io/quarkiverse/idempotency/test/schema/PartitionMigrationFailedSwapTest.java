@@ -18,14 +18,13 @@ import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.test.support.Sql;
-import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
  * A move to partitions whose swap fails (here a table already holds the name the old table was to take, which no check
  * before the move looks at) leaves the table as it was: without the bound constraint the move added beside the consumers, which
  * would otherwise refuse every key
- * expiring past it (twice the retention from the attempt) from then on.
+ * expiring past it (the retention, twice, and a period from the attempt) from then on.
  */
 class PartitionMigrationFailedSwapTest {
 
@@ -39,13 +38,8 @@ class PartitionMigrationFailedSwapTest {
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class, LayoutLogs.class)
-            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
-            .overrideConfigKey("quarkus.idempotency.database.table", "swap_keys")
-            .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
-            .overrideConfigKey("quarkus.idempotency.database.partitioning", "time")
+    static final QuarkusUnitTest APP = SchemaSql.movingAtStartup("swap_keys", new String[0])
             .overrideConfigKey("quarkus.idempotency.retention", "1h")
-            .overrideConfigKey("quarkus.idempotency.purge.every", "off")
             // the move started (IDEMP3003), and failed at its swap, on the name taken (IDEMP3001)
             .setLogRecordPredicate(LayoutLogs.DATABASE_STORE)
             .assertLogRecords(records -> {

@@ -18,7 +18,6 @@ import io.quarkiverse.idempotency.Idempotent;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
 import io.quarkiverse.idempotency.test.support.Sql;
-import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -38,16 +37,10 @@ class PartitionMigrationLongRetentionTest {
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[] { "long-kept" }, SchemaSql.class,
-            LongKept.class)
-            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
-            .overrideConfigKey("quarkus.idempotency.database.table", "long_keys")
-            .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
-            .overrideConfigKey("quarkus.idempotency.database.partitioning", "time")
+    static final QuarkusUnitTest APP = SchemaSql.movingAtStartup("long_keys", new String[] { "long-kept" }, LongKept.class)
             .overrideConfigKey("quarkus.idempotency.retention", "1h")
             // a scope only Idempotency.handle uses, kept longer still
-            .overrideConfigKey("quarkus.idempotency.channels.\"handled-by-hand\".retention", "40d")
-            .overrideConfigKey("quarkus.idempotency.purge.every", "off");
+            .overrideConfigKey("quarkus.idempotency.channels.\"handled-by-hand\".retention", "40d");
 
     @Inject
     DatabaseIdempotencyStore store;

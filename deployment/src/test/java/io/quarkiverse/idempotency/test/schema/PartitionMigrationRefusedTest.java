@@ -30,12 +30,7 @@ class PartitionMigrationRefusedTest {
     }
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
-            .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
-            .overrideConfigKey("quarkus.idempotency.database.table", "refused_keys")
-            .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
-            .overrideConfigKey("quarkus.idempotency.database.partitioning", "time")
-            .overrideConfigKey("quarkus.idempotency.purge.every", "off")
+    static final QuarkusUnitTest APP = SchemaSql.movingAtStartup("refused_keys", new String[0])
             .assertException(t -> {
                 for (Throwable c = t; c != null; c = c.getCause()) {
                     String m = c.getMessage();

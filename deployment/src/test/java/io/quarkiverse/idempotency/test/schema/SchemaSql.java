@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency.test.schema;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -41,11 +42,35 @@ final class SchemaSql {
      * setup that drops or creates tables would undo what startup did.
      */
     static void beforeStart(Class<?> test, Runnable setup) {
-        String flag = "idempotency.test.setup." + test.getName();
+        beforeStart(test, "", setup);
+    }
+
+    /** {@link #beforeStart(Class, Runnable)}, for a second step of a test's setup. */
+    static void beforeStart(Class<?> test, String step, Runnable setup) {
+        String flag = "idempotency.test.setup." + test.getName() + step;
         if (System.getProperty(flag) == null) {
             System.setProperty(flag, "done");
             setup.run();
         }
+    }
+
+    /**
+     * An application started on an unpartitioned table with {@code partitioning=time} and
+     * {@code schema-management=update}, which moves it to partitions at startup; no purge job.
+     *
+     * @param incoming the incoming channels of {@code classes}
+     */
+    static QuarkusUnitTest movingAtStartup(String table, String[] incoming, Class<?>... classes) {
+        Class<?>[] all = new Class<?>[classes.length + 2];
+        all[0] = SchemaSql.class;
+        all[1] = LayoutLogs.class;
+        System.arraycopy(classes, 0, all, 2, classes.length);
+        return TestApps.postgres(incoming, all)
+                .overrideConfigKey("quarkus.hibernate-orm.schema-management.strategy", "none")
+                .overrideConfigKey("quarkus.idempotency.database.table", table)
+                .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
+                .overrideConfigKey("quarkus.idempotency.database.partitioning", "time")
+                .overrideConfigKey("quarkus.idempotency.purge.every", "off");
     }
 
     static void run(String... statements) {
@@ -174,5 +199,17 @@ final class SchemaSql {
                     }
                     throw new AssertionError("expected the outdated-table error", t);
                 });
+    }
+
+    /** Asserts that a first version's table was moved: partitioned, the old table its first partition, its key kept. */
+    static void assertMoved(DatabaseIdempotencyStore store, Sql sql, String table) throws SQLException {
+        assertEquals("p", sql.query("SELECT relkind::text FROM pg_class WHERE oid = '" + table + "'::regclass"));
+        assertTrue(store.partitioned());
+        assertEquals(table, sql.query("SELECT inhparent::regclass::text FROM pg_inherits WHERE inhrelid = '" + table
+                + "_plegacy'::regclass"));
+        assertEquals(ClaimResult.DONE, store.claim(new ScopedKey("s", "handled-before"), "t#1", Duration.ofSeconds(30),
+                Duration.ofHours(1)).result(), "the old table's key is honoured");
+        assertEquals(ClaimResult.NEW, store.claim(new ScopedKey("s", "new"), "t#2", Duration.ofSeconds(30),
+                Duration.ofHours(1)).result());
     }
 }

@@ -159,7 +159,8 @@ public class DatabaseSchema {
         }
     }
 
-    // The longest retention this application writes keys with: the configured one, or a method's longer one.
+    // The longest retention this application writes keys with: the configured one, or a method's, channel's or
+    // scope's longer one.
     private Duration longestRetention() {
         Duration configured = store.plan().retention();
         if (methods.isResolvable() && methods.get().longestRetention().compareTo(configured) > 0) {

@@ -147,17 +147,22 @@ final class JdbcTableChecks {
     static String againstReplacing(Connection c, String table) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT pg_has_role(current_user, t.relowner, 'USAGE'),"
                 + " has_schema_privilege(current_user, t.relnamespace, 'CREATE'),"
-                // a view, or another table's constraint (the table's own check constraints depend on its columns too)
-                + " EXISTS (SELECT 1 FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = t.oid"
-                + " AND d.deptype = 'n' AND (d.classid = 'pg_rewrite'::regclass OR (d.classid = 'pg_constraint'::regclass"
-                + " AND (SELECT conrelid FROM pg_constraint WHERE oid = d.objid) <> t.oid))),"
+                // anything but the table's own check constraints (which depend on its columns): a view, another
+                // table's foreign key, a function's body; or on its row type: another table's column, a function's
+                // argument
+                + " EXISTS (SELECT 1 FROM pg_depend d WHERE d.deptype = 'n' AND ((d.refclassid = 'pg_class'::regclass"
+                + " AND d.refobjid = t.oid AND NOT (d.classid = 'pg_constraint'::regclass AND (SELECT conrelid FROM"
+                + " pg_constraint WHERE oid = d.objid) = t.oid)) OR (d.refclassid = 'pg_type'::regclass AND d.refobjid ="
+                + " t.reltype))),"
                 // what a new table would not have: a privilege granted beyond the owner's own and the default ones
-                // of the user who creates it (a REVOKE leaves an ACL behind that grants nothing more), triggers, row
-                // security
-                + " EXISTS (SELECT 1 FROM unnest(t.relacl) g(item) WHERE NOT (g.item = ANY (acldefault('r', t.relowner)"
-                + " || coalesce((SELECT array_agg(d.item) FROM pg_default_acl a, unnest(a.defaclacl) d(item) WHERE"
-                + " a.defaclrole = (SELECT oid FROM pg_roles WHERE rolname = current_user) AND a.defaclobjtype = 'r'"
-                + " AND a.defaclnamespace IN (t.relnamespace, 0)), '{}'::aclitem[])))) OR t.relrowsecurity"
+                // of the user who creates it, whoever granted them (a REVOKE leaves an ACL behind that grants nothing
+                // more), triggers, row security
+                + " EXISTS (SELECT 1 FROM aclexplode(t.relacl) g WHERE NOT EXISTS (SELECT 1 FROM aclexplode("
+                + "acldefault('r', t.relowner) || coalesce((SELECT array_agg(d.item) FROM pg_default_acl a,"
+                + " unnest(a.defaclacl) d(item) WHERE a.defaclrole = (SELECT oid FROM pg_roles WHERE rolname ="
+                + " current_user) AND a.defaclobjtype = 'r' AND a.defaclnamespace IN (t.relnamespace, 0)),"
+                + " '{}'::aclitem[])) k WHERE k.grantee = g.grantee AND k.privilege_type = g.privilege_type"
+                + " AND (k.is_grantable OR NOT g.is_grantable))) OR t.relrowsecurity"
                 + " OR EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = t.oid AND NOT g.tgisinternal),"
                 // a table that inherits or is inherited from, which cannot be attached as a partition
                 + " EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhparent = t.oid OR i.inhrelid = t.oid)"
@@ -173,14 +178,14 @@ final class JdbcTableChecks {
                 if (!rs.getBoolean(2)) {
                     return "the database user may not create tables in its schema";
                 }
+                if (rs.getBoolean(5)) { // before the dependents: a child table is one
+                    return "it inherits from another table, or another table inherits from it";
+                }
                 if (rs.getBoolean(3)) {
-                    return "other objects depend on it (a view, a foreign key)";
+                    return "other objects depend on it (a view, a foreign key, a function, a column of its row type)";
                 }
                 if (rs.getBoolean(4)) {
                     return "it has privileges granted, triggers or row security, which a new table would not have";
-                }
-                if (rs.getBoolean(5)) {
-                    return "it inherits from another table, or another table inherits from it";
                 }
                 return null;
             }

@@ -27,6 +27,8 @@ final class PartitionMigration {
 
     private static final IdempotencyLogger LOG = IdempotencyLogger.of(PartitionMigration.class);
     private static final int SWAP_ATTEMPTS = 10;
+    /** The least time the bound leaves the move after its index is built, beyond the longest retention. */
+    private static final Duration MARGIN = Duration.ofHours(1);
 
     private final DatabaseIdempotencyStore store;
     private final KeyTable table;
@@ -36,7 +38,7 @@ final class PartitionMigration {
 
     /**
      * @param longestRetention the longest retention the application writes keys with: the old table takes every key
-     *        expiring before a bound this far ahead, and the configured retention more
+     *        expiring before a bound this far ahead, and a margin more for the move's own time
      */
     PartitionMigration(DatabaseIdempotencyStore store, Duration longestRetention) {
         this.store = store;
@@ -71,11 +73,8 @@ final class PartitionMigration {
                 if (partitioned(c)) {
                     return true; // by another instance, since this one read the layout
                 }
-                Instant bound = bound(c);
-                LOG.movingToPartitions(table.name(), legacyName(), bound);
                 try {
-                    prepare(c, bound);
-                    swap(c, bound);
+                    swap(c, prepare(c));
                 } catch (SQLException | RuntimeException e) {
                     undoPrepare(c, e);
                     throw e;
@@ -146,11 +145,13 @@ final class PartitionMigration {
     }
 
     // Past every key there is, and past every key written until the swap, by any method: the longest retention ahead,
-    // and the configured retention and a period more for the move's own time (a key past it would fail the bound's
-    // check while the move runs, or its validation). No further: every key expiring before it, written after the swap
-    // too, goes to the old table, which is dropped whole once they have all expired.
+    // and, for the rest of the move (validating the bound, the swap), the configured retention and a period more, at
+    // least an hour (a key past it would fail the bound's check while the move runs, or its validation). Read once the
+    // index is built, which takes the longest. No further: every key expiring before it, written after the swap too,
+    // goes to the old table, which is dropped whole once they have all expired.
     private Instant bound(Connection c) throws SQLException {
-        Duration ahead = longestRetention.plus(store.plan().retention()).plus(store.plan().period());
+        Duration margin = store.plan().retention().plus(store.plan().period());
+        Duration ahead = longestRetention.plus(margin.compareTo(MARGIN) < 0 ? MARGIN : margin);
         try (Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT greatest(now() + " + ahead.toMillis()
                         + " * interval '1 millisecond', (SELECT max(expires_at) + interval '1 second' FROM "
@@ -161,7 +162,8 @@ final class PartitionMigration {
     }
 
     // The index and the constraint the swap needs, built without blocking the consumers (outside transactions).
-    private void prepare(Connection c, Instant bound) throws SQLException {
+    // @return the bound the constraint proves
+    private Instant prepare(Connection c) throws SQLException {
         String index = schemaPrefix + name + "_key_expiry";
         try (Statement s = c.createStatement()) {
             // an invalid index left by an interrupted attempt would be taken as done
@@ -169,6 +171,8 @@ final class PartitionMigration {
                     + "') AND NOT indisvalid) THEN EXECUTE 'DROP INDEX " + index + "'; END IF; END $$");
             s.execute("CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS " + name + "_key_expiry ON " + table.name()
                     + " (scoped_key, expires_at)");
+            Instant bound = bound(c);
+            LOG.movingToPartitions(table.name(), legacyName(), bound);
             s.execute("SET lock_timeout = '2s'");
             try {
                 s.execute("ALTER TABLE " + table.name() + " DROP CONSTRAINT IF EXISTS " + name + "_legacy_bound,"
@@ -177,6 +181,7 @@ final class PartitionMigration {
                 s.execute("RESET lock_timeout");
             }
             s.execute("ALTER TABLE " + table.name() + " VALIDATE CONSTRAINT " + name + "_legacy_bound");
+            return bound;
         }
     }
 
