@@ -106,11 +106,6 @@ public class Benchmark implements QuarkusApplication {
 
     private com.rabbitmq.client.Connection rabbit;
 
-    /** @return the WAL flushes so far of an asynchronously committing consumer (how many, and deliveries served) */
-    private long[] flushStatistics(int kind) {
-        return kind == FLUSH ? hand.flushStatistics() : kind == IDEMPOTENT_FLUSH ? store.flushStatistics() : null;
-    }
-
     private Channel publisher;
 
     @Override
@@ -369,6 +364,11 @@ public class Benchmark implements QuarkusApplication {
     }
 
     /** One timed run of a consumer: messages per second, and CPU per message by side. */
+    /** @return the WAL flushes so far of an asynchronously committing consumer (how many, and deliveries served) */
+    private long[] flushStatistics(int kind) {
+        return kind == FLUSH ? hand.flushStatistics() : kind == IDEMPOTENT_FLUSH ? store.flushStatistics() : null;
+    }
+
     record Run(double rate, Map<String, Long> cpu) {
     }
 

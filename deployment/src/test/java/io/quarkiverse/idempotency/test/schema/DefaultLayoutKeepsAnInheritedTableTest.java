@@ -18,7 +18,7 @@ import io.quarkus.test.QuarkusUnitTest;
  * With {@code partitioning} unset, an empty unpartitioned table another table inherits from is not made again
  * partitioned (it could be neither dropped nor attached as a partition): the table keeps its layout and its child, and
  * startup says why, at INFO; the rest of the schema update goes on. (What the checks do not look for fails the
- * replacement's own transaction instead: {@code DefaultLayoutKeepsATypedTableTest}.)
+ * replacement's own transaction instead: {@code DefaultLayoutKeepsALockedTableTest}.)
  */
 class DefaultLayoutKeepsAnInheritedTableTest {
 

@@ -160,13 +160,9 @@ public class DatabaseSchema {
     }
 
     // The longest retention this application writes keys with: the configured one, or a method's, channel's or
-    // scope's longer one.
+    // scope's longer one (IdempotentMethods starts from the configured one).
     private Duration longestRetention() {
-        Duration configured = store.plan().retention();
-        if (methods.isResolvable() && methods.get().longestRetention().compareTo(configured) > 0) {
-            return methods.get().longestRetention();
-        }
-        return configured;
+        return methods.isResolvable() ? methods.get().longestRetention() : store.plan().retention();
     }
 
     /**
