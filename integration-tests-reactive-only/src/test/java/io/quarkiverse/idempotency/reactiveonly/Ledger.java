@@ -53,12 +53,12 @@ final class Ledger {
         }
     }
 
-    private static long count(String sql, String... parameters) {
+    static long count(String sql, String... parameters) {
         String value = text(sql, parameters);
         return value == null ? 0 : Long.parseLong(value);
     }
 
-    private static String text(String sql, String... parameters) {
+    static String text(String sql, String... parameters) {
         try (Connection c = connect(); PreparedStatement ps = c.prepareStatement(sql)) {
             for (int i = 0; i < parameters.length; i++) {
                 ps.setString(i + 1, parameters[i]);

@@ -26,8 +26,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import com.rabbitmq.client.GetResponse;
-
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkiverse.idempotency.DeadLetter;
 import io.quarkiverse.idempotency.DeadLetterFilter;
@@ -53,21 +51,21 @@ class ReactiveOnlyPaymentsTest {
 
     // The module's application, built for this test (a @QuarkusTest would also take in the broken consumer the rule
     // test of this module builds an application of its own from).
+    // One table (ReactiveOnlyPartitionsTest runs the same consumers on the default, partitioned one).
     @RegisterExtension
     static final QuarkusUnitTest APP = ReactiveOnlyServices.configure(new QuarkusUnitTest()
             .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class).addClasses(PaymentConsumers.class,
-                    Charge.class, OrderIdKey.class, Attempts.class, Ledger.class, ReactiveOnlyServices.class)));
+                    Charge.class, OrderIdKey.class, Attempts.class, Ledger.class, ReactiveOnlyServices.class)))
+            .overrideConfigKey("quarkus.idempotency.database.partitioning", "none");
+
+    static {
+        // the module's other applications share the database: this one starts without a keys' table
+        ReactiveOnlyServices.withoutKeysTable(ReactiveOnlyPaymentsTest.class);
+    }
 
     private static final String TRANSACTIONAL = "reactive-only-transactional";
     private static final String EVENT_LOOP = "reactive-only-event-loop";
     private static final Duration WAIT = Duration.ofSeconds(30);
-    /** What the stack of a loop that waits shows. */
-    // Frames of a thread that waits. A blocking socket is sun.nio.ch.NioSocketImpl (under java.net.Socket); Netty's
-    // non-blocking channels (sun.nio.ch.SocketChannelImpl, as the reactive client's writes) never wait: a report in
-    // one of those is CPU, the loop preempted in the middle of a write.
-    private static final List<String> WAITING = List.of("LockSupport.park", "Object.wait", "Thread.sleep",
-            "UniBlockingAwait", "sun.nio.ch.NioSocketImpl", "java.net.Socket", "org.postgresql", "io.agroal");
-
     private static RabbitQueues broker;
     private static LogCapture logs;
 
@@ -156,16 +154,8 @@ class ReactiveOnlyPaymentsTest {
     @Test
     @Order(5)
     void aPoisonMessageIsDeadLetteredWithinItsBudgetByEitherConsumer() {
-        for (String queue : List.of(TRANSACTIONAL, EVENT_LOOP)) {
-            String order = queue.equals(TRANSACTIONAL) ? "T-4" : "E-4";
-            broker.publish(queue, "m-" + order, RabbitQueues.payment(order, "\"failures\": 99"));
-            GetResponse dead = await().atMost(WAIT).until(() -> broker.nextDeadLetter(queue), d -> d != null);
-            assertEquals("m-" + order, dead.getProps().getMessageId());
-            assertEquals(3, attempts.of(order), "quarkus.idempotency.retry.max-attempts=3");
-            assertEquals(0, Ledger.charges(order));
-            assertEquals("DEAD_LETTERED", Ledger.state(order));
-            assertEquals(3, Ledger.attempts(order));
-        }
+        ReactiveOnlyServices.deadLettersAPoisonMessage(broker, attempts, TRANSACTIONAL, "T-4");
+        ReactiveOnlyServices.deadLettersAPoisonMessage(broker, attempts, EVENT_LOOP, "E-4");
     }
 
     @Test
@@ -242,8 +232,7 @@ class ReactiveOnlyPaymentsTest {
         // A loop that waits (parked, sleeping, in blocking socket I/O: a store call that blocks) rather than computes. (Other
         // reports are CPU: on this shared 2-core machine, a class loaded or a query parsed for the first time can hold
         // a loop past 100 ms.) The reactive-only store cannot even wait there: it refuses to, on an event loop.
-        List<String> blocked = logs.matching("has been blocked for").stream()
-                .filter(report -> WAITING.stream().anyMatch(report::contains)).toList();
+        List<String> blocked = ReactiveOnlyServices.waitingLoops(logs);
         assertTrue(blocked.isEmpty(), "Vert.x's blocked-thread checker: " + blocked);
         assertTrue(logs.matching("on an event loop thread: the idempotency store waits").isEmpty());
     }

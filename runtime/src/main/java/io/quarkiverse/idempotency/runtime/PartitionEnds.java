@@ -10,7 +10,8 @@ import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
-import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkiverse.idempotency.IdempotencyStore;
+import io.quarkiverse.idempotency.runtime.database.SqlKeyStore;
 import io.quarkus.runtime.ShutdownEvent;
 import io.vertx.core.Vertx;
 
@@ -29,7 +30,7 @@ public class PartitionEnds {
     static final Duration STARTUP_DELAY = Duration.ofSeconds(1);
 
     @Inject
-    Instance<DatabaseIdempotencyStore> stores;
+    Instance<IdempotencyStore> stores;
 
     @Inject
     Vertx vertx;
@@ -44,10 +45,11 @@ public class PartitionEnds {
      * the purge job's next run tries again, not a timer that would fire at once, again and again.
      */
     void armAfter(Runnable purge) {
-        if (stopped || !stores.isResolvable()) {
+        SqlKeyStore store = sqlStore();
+        if (stopped || store == null) {
             return;
         }
-        Optional<Duration> untilEnd = stores.get().untilPartitionEnd();
+        Optional<Duration> untilEnd = store.untilPartitionEnd();
         if (untilEnd.isEmpty() || untilEnd.get().isNegative() || untilEnd.get().isZero()) {
             return;
         }
@@ -59,7 +61,7 @@ public class PartitionEnds {
      * ended and arms the timer at the next end ({@link #armAfter}).
      */
     void soon(Runnable purge) {
-        if (stopped || !stores.isResolvable()) {
+        if (stopped || sqlStore() == null) {
             return;
         }
         runAfter(STARTUP_DELAY, purge);
@@ -71,7 +73,8 @@ public class PartitionEnds {
      */
     private void runAfter(Duration delay, Runnable purge) {
         long id = vertx.setTimer(delay.toMillis(), t -> vertx.executeBlocking(() -> {
-            if (!stopped && stores.get().partitioned()) {
+            SqlKeyStore store = sqlStore();
+            if (!stopped && store != null && store.partitioned()) {
                 try {
                     purge.run();
                 } catch (RuntimeException e) {
@@ -87,6 +90,11 @@ public class PartitionEnds {
         if (stopped) {
             vertx.cancelTimer(id); // armed while the application stopped
         }
+    }
+
+    // The database store, over JDBC or the reactive client; null with another store.
+    private SqlKeyStore sqlStore() {
+        return stores.isResolvable() && stores.get() instanceof SqlKeyStore store ? store : null;
     }
 
     /** Before the datasource goes: no purge after this. */

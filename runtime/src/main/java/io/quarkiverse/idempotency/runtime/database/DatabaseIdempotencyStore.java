@@ -79,7 +79,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
         this.sql = protocol.statements();
         this.flushes = new WalFlushes(this.table, protocol);
         this.plan = plan;
-        this.partitions = new Partitions(this.table, plan.period(), plan.retention());
+        this.partitions = new Partitions(this.table.sessions(), table, plan.period(), plan.retention());
         this.claims = leaseBatchSize > 1 ? new GroupCommit<>(this::claimAll, leaseBatchSize) : null;
         this.confirms = leaseBatchSize > 1 ? new GroupCommit<>(this::confirmAll, leaseBatchSize) : null;
     }
@@ -130,7 +130,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
             return Uni.createFrom().item(partitioned);
         }
         return offEventLoop(() -> {
-            partitions.cover(retention);
+            cover(retention);
             return true;
         });
     }
@@ -163,7 +163,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
         ClaimRequest request = new ClaimRequest(key, token, lease, retention, facts);
         if (claims != null) {
             if (partitioned) {
-                partitions.cover(retention);
+                cover(retention);
             }
             return claims.submit(request);
         }
@@ -173,7 +173,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
     private Claim claimAlone(ClaimRequest request) {
         boolean partitioned = this.partitioned;
         if (partitioned) {
-            partitions.cover(request.retention());
+            cover(request.retention());
         }
         Supplier<Claim> claim = () -> runOnItsOwn(db -> protocol.claim(db, request, partitioned),
                 "Could not claim key '" + request.key() + "'");
@@ -226,11 +226,21 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
         return partitioned;
     }
 
+    /**
+     * Makes sure a partition holds a key written now with this retention ({@link Partitions#cover}), on this worker
+     * thread: over JDBC, answered before it returns, or once another thread creating partitions has.
+     */
+    private void cover(Duration retention) {
+        if (!partitions.covers(retention)) {
+            partitions.cover(retention).await().indefinitely();
+        }
+    }
+
     void layout(boolean partitioned) {
         this.partitioned = partitioned;
     }
 
-    /** @return whether the table is partitioned by time, as last read */
+    @Override
     public boolean partitioned() {
         return partitioned;
     }
@@ -292,7 +302,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
             MessageFacts facts) {
         boolean partitioned = this.partitioned;
         if (partitioned) {
-            partitions.cover(retention);
+            cover(retention);
         }
         KeyProtocol.Write write = new KeyProtocol.Write(key, token, retention, facts);
         return relayoutOn(() -> run(db -> protocol.claimInTransaction(db, write, asynchronousCommit, partitioned),
@@ -330,7 +340,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
     public boolean confirm(ScopedKey key, String token, Duration retention) {
         if (confirms != null) {
             if (partitioned) {
-                partitions.cover(retention);
+                cover(retention);
             }
             return confirms.submit(new ConfirmRequest(key, token, retention));
         }
@@ -370,7 +380,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
     @Override
     public boolean confirmInTransaction(ScopedKey key, String token, Duration retention) {
         if (partitioned) {
-            partitions.cover(retention);
+            cover(retention);
         }
         return run(db -> protocol.confirmInTransaction(db, key, token, retention), "Could not confirm key '" + key + "'");
     }
@@ -399,7 +409,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
     public int recordFailure(ScopedKey key, String token, String failure, int maxAttempts, Duration retention) {
         boolean partitioned = this.partitioned;
         if (partitioned) {
-            partitions.cover(retention);
+            cover(retention);
         }
         return relayoutOn(() -> runOnItsOwn(db -> protocol.recordFailure(db, key, token, failure, maxAttempts,
                 retention, partitioned), "Could not count a failed attempt of key '" + key + "'"),
@@ -429,16 +439,13 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
     @Override
     public int purgeExpired(int limit) {
         if (partitioned) {
-            partitions.createAhead();
-            return (int) Math.min(Integer.MAX_VALUE, partitions.dropExpired());
+            partitions.createAhead().await().indefinitely();
+            return (int) Math.min(Integer.MAX_VALUE, partitions.dropExpired().await().indefinitely());
         }
         return runOnItsOwn(db -> db.update(sql.purge, limit), "Purging expired keys failed");
     }
 
-    /**
-     * @return partitioned, how long until the oldest partition that holds live keys ends (its keys then all expired),
-     *         as the last purge saw it; empty unpartitioned or before the first purge
-     */
+    @Override
     public Optional<Duration> untilPartitionEnd() {
         return partitioned ? partitions.untilNextEnd() : Optional.empty();
     }

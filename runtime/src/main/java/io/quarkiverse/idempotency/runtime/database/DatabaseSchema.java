@@ -1,7 +1,6 @@
 package io.quarkiverse.idempotency.runtime.database;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -65,7 +64,7 @@ public class DatabaseSchema {
             // Flyway or Liquibase gets them here), and its partitions the purge's business, like deleting keys.
             if (store.readLayout()) {
                 ensureFunctions();
-                store.partitions().createAhead();
+                store.partitions().createAhead().await().indefinitely();
             } else if (store.plan().partitioning() == Partitioning.TIME && !saidWhyUnpartitioned && exists()) {
                 LOG.notPartitioned(table.name());
             } else if (store.plan().partitioning() == null && !saidWhyUnpartitioned && exists()) {
@@ -105,7 +104,7 @@ public class DatabaseSchema {
                 // the running instances' claims behind this one.
                 if (partitioned ? !partitionedUpToDate(c) : !upToDate(c)) {
                     s.execute(TableStatements.schemaLockTimeout());
-                    for (String statement : partitioned ? JdbcTableChecks.partitionedSchema(table.name())
+                    for (String statement : partitioned ? PartitionStatements.schema(table.name())
                             : TableStatements.schema(table.name())) {
                         s.execute(statement);
                     }
@@ -233,7 +232,7 @@ public class DatabaseSchema {
                     }
                     s.execute("DROP TABLE " + table.name());
                     s.execute(TableStatements.schemaLockTimeout());
-                    for (String statement : JdbcTableChecks.partitionedSchema(table.name())) {
+                    for (String statement : PartitionStatements.schema(table.name())) {
                         s.execute(statement);
                     }
                 }
@@ -287,20 +286,8 @@ public class DatabaseSchema {
 
     // The functions, the claims index, the columns and the state constraint are there.
     private boolean partitionedUpToDate(Connection c) throws SQLException {
-        return JdbcTableChecks.functionsPresent(c, table.name()) && missingColumns(c).isEmpty()
-                && outdatedStateConstraint(c) == null
-                && present(c, PartitionStatements.nameOf(table.name()) + "_claims");
-    }
-
-    private boolean present(Connection c, String index) throws SQLException {
-        String schema = table.name().indexOf('.') > 0 ? table.name().substring(0, table.name().indexOf('.') + 1) : "";
-        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-            ps.setString(1, schema + index);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
-            }
-        }
+        return JdbcTableChecks.functionsPresent(c, table.name())
+                && JdbcCalls.answered(TableChecks.partitionedUpToDate(new JdbcCalls(c), table.name()));
     }
 
     /**

@@ -30,14 +30,7 @@ public class DatabaseStoreProducer {
         // Handlers' transactions are on the default datasource (or on the only one): keys elsewhere cannot join them.
         boolean joinsTransactions = DataSourceUtil.isDefault(name)
                 || AgroalDataSourceUtil.activeDataSourceNames().equals(java.util.Set.of(name));
-        PartitionPlan plan = new PartitionPlan(runtimeConfig.database().partitioning().orElse(null),
-                runtimeConfig.database().partitionPeriod()
-                        .orElseGet(() -> PartitionPlan.defaultPeriod(runtimeConfig.retention())),
-                runtimeConfig.retention());
-        if (plan.period().compareTo(java.time.Duration.ofSeconds(1)) < 0) {
-            throw new IllegalArgumentException("quarkus.idempotency.database.partition-period must be at least 1s, not "
-                    + plan.period());
-        }
+        PartitionPlan plan = PartitionPlan.of(runtimeConfig);
         int batchSize = runtimeConfig.database().leaseBatchSize();
         if (batchSize < 1) {
             throw new IllegalArgumentException("quarkus.idempotency.database.lease-batch-size must be at least 1, not "

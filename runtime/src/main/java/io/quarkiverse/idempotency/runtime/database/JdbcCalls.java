@@ -56,6 +56,16 @@ final class JdbcCalls implements SqlCalls {
         }
     }
 
+    @Override
+    public Uni<Void> execute(String sql) {
+        try (java.sql.Statement s = connection.createStatement()) {
+            s.execute(sql);
+            return Uni.createFrom().voidItem();
+        } catch (SQLException e) {
+            return Uni.createFrom().failure(e);
+        }
+    }
+
     /** Binds the parameters in order: strings, longs, integers, booleans and arrays. */
     void bind(PreparedStatement ps, Object... values) throws SQLException {
         for (int i = 0; i < values.length; i++) {

@@ -66,7 +66,7 @@ final class JdbcTableChecks {
         JdbcCalls.answered(db.query(TableStatements.check(table)));
         boolean partitioned = Boolean.TRUE.equals(JdbcCalls.answered(TableChecks.partitioned(db, table)));
         List<String> missing = JdbcCalls.answered(TableChecks.missingColumns(db, table));
-        List<String> remedy = new ArrayList<>(partitioned ? partitionedSchema(table)
+        List<String> remedy = new ArrayList<>(partitioned ? PartitionStatements.schema(table)
                 : TableStatements.schema(table));
         if (partitioned) {
             checkPartitionable(c, table);
@@ -118,23 +118,12 @@ final class JdbcTableChecks {
      *         partitions'; else the reason
      */
     static String againstPartitions(Connection c, String table) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(PartitionStatements.server())) {
-            rs.next();
-            if (rs.getInt(1) < PartitionPlan.MINIMUM_SERVER) {
-                return "this server is PostgreSQL " + rs.getInt(1) + ", and partitions need " + PartitionPlan.MINIMUM_SERVER
-                        + " or later (which detaches a partition without blocking the table)";
-            }
-            if (!"read committed".equals(rs.getString(2))
-                    || c.getTransactionIsolation() != Connection.TRANSACTION_READ_COMMITTED) {
-                return "the datasource's transactions are " + rs.getString(2) + " (JDBC level "
-                        + c.getTransactionIsolation() + "), and keys on partitions are unique only under READ COMMITTED";
-            }
+        // the datasource's own isolation level, which JDBC sets on its connections beyond the database's default
+        if (c.getTransactionIsolation() != Connection.TRANSACTION_READ_COMMITTED) {
+            return "the datasource's transactions are not READ COMMITTED (JDBC level " + c.getTransactionIsolation()
+                    + "), and keys on partitions are unique only under it";
         }
-        if (PartitionStatements.nameOf(table).length() > PartitionStatements.LONGEST_NAME) {
-            return "its name leaves no room for its partitions' names (at most " + PartitionStatements.LONGEST_NAME
-                    + " characters when partitioned)";
-        }
-        return null;
+        return JdbcCalls.answered(TableChecks.againstPartitions(new JdbcCalls(c), table));
     }
 
     /**
@@ -193,34 +182,7 @@ final class JdbcTableChecks {
     }
 
     static boolean functionsPresent(Connection c, String table) throws SQLException {
-        List<String> names = PartitionStatements.functionNames(table);
-        try (PreparedStatement ps = c.prepareStatement(PartitionStatements.functionsPresent())) {
-            for (int i = 0; i < names.size(); i++) {
-                ps.setString(i + 1, names.get(i));
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
-            }
-        }
-    }
-
-    /** The statements that create a partitioned table, or bring one up to date. */
-    static List<String> partitionedSchema(String table) {
-        List<String> statements = new ArrayList<>();
-        if (table.indexOf('.') > 0) {
-            statements.add("CREATE SCHEMA IF NOT EXISTS " + table.substring(0, table.indexOf('.')));
-        }
-        statements.add(PartitionStatements.createTable(table));
-        for (String column : TableStatements.ADDED_COLUMNS) {
-            statements.add("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " "
-                    + TableStatements.COLUMNS.get(column));
-        }
-        // The age of the oldest live claim (a metric, and the Dev UI) reads only the claims.
-        statements.add("CREATE INDEX IF NOT EXISTS " + PartitionStatements.nameOf(table) + "_claims ON " + table
-                + " (recorded_at) WHERE state = 'CLAIMED'");
-        statements.addAll(PartitionStatements.functions(table));
-        return statements;
+        return JdbcCalls.answered(TableChecks.functionsPresent(new JdbcCalls(c), table));
     }
 
     /** @return the message naming the remedies for a missing table */

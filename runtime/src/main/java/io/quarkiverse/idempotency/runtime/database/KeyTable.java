@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
@@ -14,6 +15,7 @@ import jakarta.transaction.TransactionManager;
 
 import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.smallrye.mutiny.Uni;
 import io.vertx.core.Context;
 
 /**
@@ -162,6 +164,26 @@ public final class KeyTable {
             return QuarkusTransaction.suspendingExisting().call(work::get);
         }
         return work.get();
+    }
+
+    /**
+     * @return {@link #transaction} and {@link #outsideTransactions} as {@link SqlSessions}: each call runs when its
+     *         answer is subscribed to, on the subscriber's thread, and is answered before the subscription returns
+     */
+    SqlSessions sessions() {
+        return new SqlSessions() {
+            @Override
+            public <T> Uni<T> inTransaction(Function<SqlCalls, Uni<T>> work, String failure) {
+                return Uni.createFrom().item(() -> transaction(c -> JdbcCalls.answered(work.apply(new JdbcCalls(c))),
+                        failure));
+            }
+
+            @Override
+            public <T> Uni<T> onConnection(Function<SqlCalls, Uni<T>> work, String failure) {
+                return Uni.createFrom().item(() -> outsideTransactions(() -> connect(
+                        c -> JdbcCalls.answered(work.apply(new JdbcCalls(c))), failure)));
+            }
+        };
     }
 
     private boolean inTransaction() {

@@ -88,7 +88,7 @@ final class PartitionMigration {
             return false;
         }
         store.layout(true);
-        store.partitions().createAhead();
+        store.partitions().createAhead().await().indefinitely();
         LOG.partitioned(table.name());
         return true;
     }
@@ -233,7 +233,7 @@ final class PartitionMigration {
         statements.add("CREATE TABLE " + table.name() + " (LIKE " + legacy + " INCLUDING DEFAULTS, CONSTRAINT " + name
                 + "_pkey PRIMARY KEY (scoped_key, expires_at), CONSTRAINT " + name + "_state_check CHECK (state IN ("
                 + TableStatements.STATES + "))) PARTITION BY RANGE (expires_at)");
-        statements.addAll(JdbcTableChecks.partitionedSchema(table.name())); // from here on, each does nothing or adds
+        statements.addAll(PartitionStatements.schema(table.name())); // from here on, each does nothing or adds
         statements.add("ALTER TABLE " + table.name() + " ATTACH PARTITION " + legacy + " FOR VALUES FROM (MINVALUE) TO ('"
                 + bound + "')");
         statements.add("ALTER TABLE " + legacy + " DROP CONSTRAINT " + name + "_legacy_bound");

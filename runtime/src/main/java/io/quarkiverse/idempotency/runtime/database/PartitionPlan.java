@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency.runtime.database;
 
 import java.time.Duration;
 
+import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig.Database.Partitioning;
 
 /**
@@ -21,6 +22,21 @@ public record PartitionPlan(Partitioning partitioning, Duration period, Duration
 
     /** The first PostgreSQL version that detaches a partition without blocking the table. */
     public static final int MINIMUM_SERVER = 14;
+
+    /**
+     * @return the plan the configuration asks for
+     * @throws IllegalArgumentException when the partition period is below a second
+     */
+    public static PartitionPlan of(IdempotencyConfig config) {
+        PartitionPlan plan = new PartitionPlan(config.database().partitioning().orElse(null),
+                config.database().partitionPeriod().orElseGet(() -> defaultPeriod(config.retention())),
+                config.retention());
+        if (plan.period().compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new IllegalArgumentException("quarkus.idempotency.database.partition-period must be at least 1s, not "
+                    + plan.period());
+        }
+        return plan;
+    }
 
     /**
      * @return the default period: a quarter of the retention (a key is then kept at most 25% past its retention, and a

@@ -3,6 +3,7 @@ package io.quarkiverse.idempotency.runtime.database;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -82,6 +83,24 @@ final class PartitionStatements {
                 .append(name).append("_state_check CHECK (state IN (").append(TableStatements.STATES)
                 .append("))) PARTITION BY RANGE (expires_at)");
         return create.toString();
+    }
+
+    /** The statements that create a partitioned table, or bring one up to date. */
+    static List<String> schema(String table) {
+        List<String> statements = new ArrayList<>();
+        if (table.indexOf('.') > 0) {
+            statements.add("CREATE SCHEMA IF NOT EXISTS " + table.substring(0, table.indexOf('.')));
+        }
+        statements.add(createTable(table));
+        for (String column : TableStatements.ADDED_COLUMNS) {
+            statements.add("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " "
+                    + TableStatements.COLUMNS.get(column));
+        }
+        // The age of the oldest live claim (a metric, and the Dev UI) reads only the claims.
+        statements.add("CREATE INDEX IF NOT EXISTS " + nameOf(table) + "_claims ON " + table
+                + " (recorded_at) WHERE state = 'CLAIMED'");
+        statements.addAll(functions(table));
+        return statements;
     }
 
     /** The functions that write keys (see the class comment), created or replaced. */
@@ -183,16 +202,17 @@ final class PartitionStatements {
     }
 
     /**
-     * The partitions of the table, each with its bounds (a bound of {@code MINVALUE} or {@code MAXVALUE} is null),
-     * whether a concurrent detach of it is pending, and its estimated row count (-1 before it was first analysed).
+     * The partitions of the table, each with its bounds in milliseconds since the epoch (a bound of {@code MINVALUE}
+     * or {@code MAXVALUE} is null), whether a concurrent detach of it is pending, and its estimated row count (-1
+     * before it was first analysed).
      * <p>
      * Parameters: 1 the table.
      */
     static String partitions() {
-        return "SELECT format('%I.%I', n.nspname, c.relname),"
-                + " (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']*)''\\)'))[1]::timestamptz,"
-                + " (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']*)''\\)'))[1]::timestamptz,"
-                + " i.inhdetachpending, c.reltuples::bigint"
+        return "SELECT format('%I.%I', n.nspname, c.relname), (extract(epoch FROM (regexp_match(pg_get_expr("
+                + "c.relpartbound, c.oid), 'FROM \\(''([^'']*)''\\)'))[1]::timestamptz) * 1000)::bigint,"
+                + " (extract(epoch FROM (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']*)''\\)'))[1]"
+                + "::timestamptz) * 1000)::bigint, i.inhdetachpending, c.reltuples::bigint"
                 + " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
                 + " WHERE i.inhparent = to_regclass(?)";
     }
@@ -273,6 +293,11 @@ final class PartitionStatements {
     /** Whether the table is partitioned. Parameters: 1 the table. One row: true, false, or null when it is missing. */
     static String layout() {
         return "SELECT relkind = 'p' FROM pg_class WHERE oid = to_regclass(?)";
+    }
+
+    /** The database's clock, in milliseconds since the epoch: what the partitions' bounds are compared with. */
+    static String now() {
+        return "SELECT (extract(epoch FROM now()) * 1000)::bigint";
     }
 
     /** The server's major version, and the isolation new transactions get. */

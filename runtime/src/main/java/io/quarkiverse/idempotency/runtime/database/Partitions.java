@@ -1,18 +1,16 @@
 package io.quarkiverse.idempotency.runtime.database;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.jboss.logging.Logger;
+
+import io.smallrye.mutiny.Uni;
 
 /**
  * The partitions of a time-partitioned key table: created ahead of the keys that will need them, dropped once every
@@ -22,6 +20,9 @@ import org.jboss.logging.Logger;
  * <p>
  * Every write of a key first checks, in memory, that a partition holds its expiry ({@link #cover}); the purge job keeps
  * partitions a retention and two periods ahead, so that check finds one except when no purge ran for a period.
+ * <p>
+ * Written once for both ways to the table ({@link SqlSessions}): over JDBC each operation is answered on the caller's
+ * thread; through the reactive client, later, without blocking one.
  */
 final class Partitions {
 
@@ -33,7 +34,8 @@ final class Partitions {
     record Partition(String name, Instant from, Instant to, boolean detachPending, long estimatedRows) {
     }
 
-    private final KeyTable table;
+    private final SqlSessions sessions;
+    private final String table;
     private final Duration period;
     /** The longest retention a key was written with so far (or configured): how far ahead partitions must reach. */
     private volatile long longestRetentionMillis;
@@ -45,8 +47,11 @@ final class Partitions {
      * not matter; {@code Long.MIN_VALUE} before the first drop.
      */
     private volatile long nextEndNanos = Long.MIN_VALUE;
+    /** The creation of partitions under way, which every writer that needs one joins; null when none runs. */
+    private final AtomicReference<CompletableFuture<Integer>> creating = new AtomicReference<>();
 
-    Partitions(KeyTable table, Duration period, Duration retention) {
+    Partitions(SqlSessions sessions, String table, Duration period, Duration retention) {
+        this.sessions = sessions;
         this.table = table;
         this.period = period;
         this.longestRetentionMillis = retention.toMillis();
@@ -63,64 +68,84 @@ final class Partitions {
 
     /**
      * Makes sure a partition holds a key written now with this retention. In memory unless the partitions reach too
-     * short (first use, a longer retention, or no purge for a period): then creates the missing ones.
+     * short (first use, a longer retention, or no purge for a period): then creates the missing ones, or joins their
+     * creation under way, and creates more after it if that one did not reach far enough (it started before this
+     * retention was known).
      */
-    void cover(Duration retention) {
-        long needed = System.currentTimeMillis() + retention.toMillis() + period.toMillis();
-        if (needed >= coveredUntilMillis) {
-            synchronized (this) {
-                if (retention.toMillis() > longestRetentionMillis) {
-                    longestRetentionMillis = retention.toMillis();
-                }
-                // writers that waited here while another one created them find them made
-                if (needed >= coveredUntilMillis) {
-                    createAhead();
-                }
+    Uni<Void> cover(Duration retention) {
+        if (covers(retention)) {
+            return Uni.createFrom().voidItem();
+        }
+        synchronized (this) {
+            if (retention.toMillis() > longestRetentionMillis) {
+                longestRetentionMillis = retention.toMillis();
             }
         }
+        return createAhead().chain(() -> covers(retention) ? Uni.createFrom().voidItem()
+                : createAhead().replaceWithVoid());
     }
 
     /**
      * Creates the partitions up to the longest retention and two periods from now, each starting where the last one
-     * ends (so instances configured with different periods never overlap). Instances take turns.
+     * ends (so instances configured with different periods never overlap). Instances take turns; in this one, a call
+     * while another creates them joins it.
      *
      * @return how many it created
      */
-    synchronized int createAhead() {
-        int[] created = { 0 };
-        Instant coveredUntil = table.transaction(c -> {
-            try (Statement s = c.createStatement()) {
-                s.execute(TableStatements.schemaLockTimeout());
-                s.execute(PartitionStatements.creationLock(table.name()));
-                List<Partition> partitions = list(c);
-                Instant now = now(c);
-                Instant horizon = now.plusMillis(longestRetentionMillis).plus(period.multipliedBy(2));
-                Instant from = partitions.stream().map(Partition::to).filter(t -> t != null)
-                        .max(Instant::compareTo).orElse(null);
-                if (from == null || from.isBefore(now)) {
-                    // the first partition, or none reaching the present (none ran for a long time): start at a period
-                    // boundary before now, so that every instance starts on the same ones
-                    long p = period.toMillis();
-                    Instant aligned = Instant.ofEpochMilli(Math.floorDiv(now.toEpochMilli(), p) * p);
-                    from = from == null || aligned.isAfter(from) ? aligned : from;
-                }
-                while (from.isBefore(horizon)) {
-                    Instant to = from.plus(period);
-                    for (String statement : PartitionStatements.createPartition(table.name(), from, to)) {
-                        s.execute(statement);
-                    }
-                    created[0]++;
-                    from = to;
-                }
-                return from;
+    Uni<Integer> createAhead() {
+        return Uni.createFrom().deferred(() -> {
+            CompletableFuture<Integer> mine = new CompletableFuture<>();
+            CompletableFuture<Integer> running = creating.compareAndExchange(null, mine);
+            if (running != null) {
+                return Uni.createFrom().completionStage(running);
             }
-        }, "Could not create the partitions of the idempotency table '" + table.name() + "'");
-        // known only once committed
-        coveredUntilMillis = coveredUntil.toEpochMilli();
-        if (created[0] > 0) {
-            LOG.debugf("Created %d partitions of %s, up to %s", created[0], table.name(), coveredUntil);
-        }
-        return created[0];
+            return create().onItemOrFailure().invoke((created, failure) -> {
+                creating.set(null);
+                if (failure != null) {
+                    mine.completeExceptionally(failure);
+                } else {
+                    mine.complete(created);
+                }
+            });
+        });
+    }
+
+    private Uni<Integer> create() {
+        int[] created = { 0 };
+        return sessions.inTransaction(db -> db.execute(TableStatements.schemaLockTimeout())
+                .chain(() -> db.execute(PartitionStatements.creationLock(table)))
+                .chain(() -> list(db))
+                .chain(partitions -> now(db).chain(now -> {
+                    Instant horizon = now.plusMillis(longestRetentionMillis).plus(period.multipliedBy(2));
+                    Instant last = partitions.stream().map(Partition::to).filter(t -> t != null)
+                            .max(Instant::compareTo).orElse(null);
+                    Instant from = last;
+                    if (from == null || from.isBefore(now)) {
+                        // the first partition, or none reaching the present (none ran for a long time): start at a
+                        // period boundary before now, so that every instance starts on the same ones
+                        long p = period.toMillis();
+                        Instant aligned = Instant.ofEpochMilli(Math.floorDiv(now.toEpochMilli(), p) * p);
+                        from = from == null || aligned.isAfter(from) ? aligned : from;
+                    }
+                    Uni<Instant> done = Uni.createFrom().item(from);
+                    for (Instant start = from; start.isBefore(horizon); start = start.plus(period)) {
+                        Instant to = start.plus(period);
+                        for (String statement : PartitionStatements.createPartition(table, start, to)) {
+                            done = done.call(() -> db.execute(statement));
+                        }
+                        created[0]++;
+                        done = done.replaceWith(to);
+                    }
+                    return done;
+                })), "Could not create the partitions of the idempotency table '" + table + "'")
+                .map(coveredUntil -> {
+                    // known only once committed
+                    coveredUntilMillis = coveredUntil.toEpochMilli();
+                    if (created[0] > 0) {
+                        LOG.debugf("Created %d partitions of %s, up to %s", created[0], table, coveredUntil);
+                    }
+                    return created[0];
+                });
     }
 
     /**
@@ -132,59 +157,50 @@ final class Partitions {
      *
      * @return the number of keys dropped (counted for partitions of up to 100,000 keys, else estimated)
      */
-    long dropExpired() {
-        return table.outsideTransactions(() -> table.connect(c -> {
-            try (Statement s = c.createStatement()) {
-                try (ResultSet rs = s.executeQuery(PartitionStatements.dropLock(table.name()))) {
-                    rs.next();
-                    if (!rs.getBoolean(1)) {
-                        return 0L;
-                    }
-                }
-                try {
-                    return dropExpired(c, s);
-                } finally {
-                    s.execute(PartitionStatements.dropUnlock(table.name()));
-                }
+    Uni<Long> dropExpired() {
+        return sessions.onConnection(db -> db.query(PartitionStatements.dropLock(table)).chain(locked -> {
+            if (!locked.get(0).isTrue(0)) {
+                return Uni.createFrom().item(0L);
             }
-        }, "Could not drop the expired partitions of the idempotency table '" + table.name() + "'"));
+            return dropExpired(db).call(() -> db.execute(PartitionStatements.dropUnlock(table)))
+                    .onFailure().call(() -> db.execute(PartitionStatements.dropUnlock(table))
+                            .onFailure().recoverWithNull());
+        }), "Could not drop the expired partitions of the idempotency table '" + table + "'");
     }
 
-    private long dropExpired(Connection c, Statement s) throws SQLException {
-        long dropped = 0;
+    private Uni<Long> dropExpired(SqlCalls db) {
         long measured = System.nanoTime();
-        Instant now = now(c);
-        Instant nextEnd = null;
-        for (Partition partition : list(c)) {
-            if (partition.to() == null || partition.to().isAfter(now)) {
-                if (partition.to() != null && (nextEnd == null || partition.to().isBefore(nextEnd))) {
-                    nextEnd = partition.to();
+        return now(db).chain(now -> list(db).chain(partitions -> {
+            Instant nextEnd = null;
+            Uni<Long> dropped = Uni.createFrom().item(0L);
+            for (Partition partition : partitions) {
+                if (partition.to() == null || partition.to().isAfter(now)) {
+                    if (partition.to() != null && (nextEnd == null || partition.to().isBefore(nextEnd))) {
+                        nextEnd = partition.to();
+                    }
+                    continue;
                 }
-                continue;
+                dropped = dropped.chain(sum -> rows(db, partition).call(() -> db.execute(partition.detachPending()
+                        ? PartitionStatements.finalizeDetach(table, partition.name())
+                        : PartitionStatements.detach(table, partition.name())))
+                        .call(() -> db.execute(PartitionStatements.drop(partition.name())))
+                        .invoke(rows -> LOG.debugf("Dropped partition %s (keys expiring before %s: %d)",
+                                partition.name(), partition.to(), rows))
+                        .map(rows -> sum + rows));
             }
-            long rows = rows(s, partition);
-            s.execute(partition.detachPending()
-                    ? PartitionStatements.finalizeDetach(table.name(), partition.name())
-                    : PartitionStatements.detach(table.name(), partition.name()));
-            s.execute(PartitionStatements.drop(partition.name()));
-            dropped += rows;
-            LOG.debugf("Dropped partition %s (keys expiring before %s: %d)", partition.name(), partition.to(), rows);
-        }
-        // detached by a purge that stopped before dropping them
-        List<String> orphans = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(PartitionStatements.orphans())) {
-            ps.setString(1, PartitionStatements.comment(table.name()));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    orphans.add(rs.getString(1));
-                }
-            }
-        }
-        for (String orphan : orphans) {
-            s.execute(PartitionStatements.drop(orphan));
-        }
-        nextEndNanos = nextEnd == null ? Long.MIN_VALUE : measured + Duration.between(now, nextEnd).toNanos();
-        return dropped;
+            Instant end = nextEnd;
+            // detached by a purge that stopped before dropping them
+            return dropped.call(() -> db.query(PartitionStatements.orphans(), PartitionStatements.comment(table))
+                    .chain(orphans -> {
+                        Uni<Void> gone = Uni.createFrom().voidItem();
+                        for (SqlRow orphan : orphans) {
+                            gone = gone.chain(() -> db.execute(PartitionStatements.drop(orphan.string(0))));
+                        }
+                        return gone;
+                    }))
+                    .invoke(() -> nextEndNanos = end == null ? Long.MIN_VALUE
+                            : measured + Duration.between(now, end).toNanos());
+        }));
     }
 
     /**
@@ -201,43 +217,34 @@ final class Partitions {
      * @return the keys a partition holds: counted when it is small (or was never analysed), else PostgreSQL's estimate,
      *         so that dropping a partition of millions of keys never scans it
      */
-    private static long rows(Statement s, Partition partition) throws SQLException {
+    private static Uni<Long> rows(SqlCalls db, Partition partition) {
         if (partition.estimatedRows() >= EXACT_BELOW) {
-            return partition.estimatedRows();
+            return Uni.createFrom().item(partition.estimatedRows());
         }
-        try (ResultSet rs = s.executeQuery("SELECT count(*) FROM " + partition.name())) {
-            rs.next();
-            return rs.getLong(1);
-        }
+        return db.query("SELECT count(*) FROM " + partition.name()).map(rows -> rows.get(0).number(0));
     }
 
-    /** @return the table's partitions */
-    List<Partition> list() {
-        return table.onItsOwn(() -> table.connect(this::list, "Could not list the partitions of '" + table.name() + "'"));
+    /** @return the table's partitions, read on a connection of its own */
+    Uni<List<Partition>> list() {
+        return sessions.onConnection(this::list, "Could not list the partitions of '" + table + "'");
     }
 
-    private List<Partition> list(Connection c) throws SQLException {
-        List<Partition> partitions = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(PartitionStatements.partitions())) {
-            ps.setString(1, table.name());
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    partitions.add(new Partition(rs.getString(1), instant(rs.getTimestamp(2)),
-                            instant(rs.getTimestamp(3)), rs.getBoolean(4), rs.getLong(5)));
-                }
+    private Uni<List<Partition>> list(SqlCalls db) {
+        return db.query(PartitionStatements.partitions(), table).map(rows -> {
+            List<Partition> partitions = new ArrayList<>(rows.size());
+            for (SqlRow row : rows) {
+                partitions.add(new Partition(row.string(0), instant(row.number(1)), instant(row.number(2)),
+                        row.isTrue(3), row.number(4)));
             }
-        }
-        return partitions;
+            return partitions;
+        });
     }
 
-    private static Instant now(Connection c) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT now()")) {
-            rs.next();
-            return rs.getTimestamp(1).toInstant();
-        }
+    private static Uni<Instant> now(SqlCalls db) {
+        return db.query(PartitionStatements.now()).map(rows -> Instant.ofEpochMilli(rows.get(0).number(0)));
     }
 
-    private static Instant instant(Timestamp timestamp) {
-        return timestamp == null ? null : timestamp.toInstant();
+    private static Instant instant(Long millis) {
+        return millis == null ? null : Instant.ofEpochMilli(millis);
     }
 }

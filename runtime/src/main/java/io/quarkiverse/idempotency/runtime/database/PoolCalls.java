@@ -9,20 +9,21 @@ import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
+import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
 
 /**
- * The key table's statements through the reactive PostgreSQL client's {@link Pool}: each committed on its own, answered
- * on the event loop, without blocking any thread.
+ * The key table's statements through the reactive PostgreSQL client: its {@link Pool}, each statement committed on its
+ * own, or one of its connections ({@link PoolSessions}); answered on the event loop, without blocking any thread.
  */
 final class PoolCalls implements SqlCalls {
 
-    private final Pool pool;
+    private final SqlClient client;
     /** The statements with PostgreSQL's numbered parameters, by their JDBC text. */
     private final Map<String, String> numbered = new ConcurrentHashMap<>();
 
-    PoolCalls(Pool pool) {
-        this.pool = pool;
+    PoolCalls(SqlClient client) {
+        this.client = client;
     }
 
     @Override
@@ -45,12 +46,17 @@ final class PoolCalls implements SqlCalls {
         return run(sql, values).map(RowSet::rowCount);
     }
 
+    @Override
+    public Uni<Void> execute(String sql) {
+        return client.query(sql).execute().replaceWithVoid();
+    }
+
     private Uni<RowSet<Row>> run(String sql, Object... values) {
         Tuple tuple = Tuple.tuple();
         for (Object value : values) {
             tuple.addValue(value instanceof SqlArray array ? array.values() : value);
         }
-        return pool.preparedQuery(numbered.computeIfAbsent(sql, PoolCalls::numbered)).execute(tuple);
+        return client.preparedQuery(numbered.computeIfAbsent(sql, PoolCalls::numbered)).execute(tuple);
     }
 
     /**

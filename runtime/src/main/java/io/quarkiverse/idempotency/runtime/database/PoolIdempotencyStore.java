@@ -16,6 +16,7 @@ import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.StoreMisconfiguredException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 
 /**
@@ -24,7 +25,9 @@ import io.vertx.mutiny.sqlclient.Pool;
  * lease-mode calls of methods on the event loop go through {@link #keys()} without blocking; the calls of this
  * interface, which callers make from worker threads (a {@code @Blocking} method, the purge job, the health check, the
  * lease renewal), wait for the pool's answer. Keys are written in {@code @WithTransaction} handlers' transactions
- * through their sessions ({@link SessionKeys}). A table partitioned by time is not supported (startup says so).
+ * through their sessions ({@link SessionKeys}). A table partitioned by time has its partitions created and dropped
+ * through the pool too ({@link Partitions} over {@link PoolSessions}): a write that needs a partition not made yet
+ * waits for it without blocking its event loop.
  */
 public class PoolIdempotencyStore implements SqlKeyStore {
 
@@ -38,6 +41,10 @@ public class PoolIdempotencyStore implements SqlKeyStore {
     private final RecordStatements sql;
     private final int leaseBatchSize;
     private final PoolKeys keys;
+    private final PartitionPlan plan;
+    private final Partitions partitions;
+    /** Whether the table is partitioned by time, as last read (at startup, and when a write found it moved). */
+    private volatile boolean partitioned;
 
     /**
      * @param leaseBatchSize the most lease-mode claims (and, apart, confirms) of concurrent deliveries that share one
@@ -52,7 +59,15 @@ public class PoolIdempotencyStore implements SqlKeyStore {
      *        ({@code quarkus.idempotency.database.asynchronous-claim-commit})
      */
     public PoolIdempotencyStore(Pool pool, String table, int leaseBatchSize, boolean asynchronousClaimCommit) {
+        this(pool, table, leaseBatchSize, asynchronousClaimCommit, PartitionPlan.NONE);
+    }
+
+    /** @param plan the layout of a table the extension creates, and how partitions are cut */
+    public PoolIdempotencyStore(Pool pool, String table, int leaseBatchSize, boolean asynchronousClaimCommit,
+            PartitionPlan plan) {
         this.pool = pool;
+        this.plan = plan;
+        this.partitions = new Partitions(new PoolSessions(pool), table, plan.period(), plan.retention());
         this.table = table;
         this.protocol = new KeyProtocol(table, asynchronousClaimCommit);
         this.sql = protocol.statements();
@@ -86,14 +101,61 @@ public class PoolIdempotencyStore implements SqlKeyStore {
         return protocol;
     }
 
+    /**
+     * Partitioned, a partition must hold the key's expiry: found in memory, else created through the pool (or the
+     * creation under way joined), and the caller's Vert.x context resumed after (a Hibernate Reactive session is bound
+     * to it).
+     */
     @Override
     public Uni<Boolean> readyToWrite(Duration retention) {
-        return Uni.createFrom().item(false); // a partitioned table is refused at startup (PoolSchema)
+        boolean partitioned = this.partitioned;
+        if (!partitioned || partitions.covers(retention)) {
+            return Uni.createFrom().item(partitioned);
+        }
+        Context context = Vertx.currentContext();
+        Uni<Boolean> covered = partitions.cover(retention).replaceWith(true);
+        return context == null ? covered : covered.emitOn(task -> context.runOnContext(ignored -> task.run()));
+    }
+
+    /** Reads the layout again, through the pool (see {@link SqlKeyStore#layoutChanged}). */
+    @Override
+    public Uni<Boolean> layoutChanged() {
+        return TableChecks.partitioned(calls, table).map(layout -> {
+            partitioned = Boolean.TRUE.equals(layout);
+            return partitioned;
+        });
     }
 
     @Override
-    public Uni<Boolean> layoutChanged() {
-        return Uni.createFrom().item(false); // a partitioned table is refused at startup (PoolSchema)
+    public boolean partitioned() {
+        return partitioned;
+    }
+
+    /** @return the layout of a table the extension creates */
+    PartitionPlan plan() {
+        return plan;
+    }
+
+    /** @return the table's partitions, when it has them */
+    Partitions partitions() {
+        return partitions;
+    }
+
+    /**
+     * Reads whether the table is partitioned by time, and remembers it for the writes.
+     *
+     * @return whether it is; {@code null} when there is no table
+     */
+    Boolean readLayout() {
+        Boolean layout = await(TableChecks.partitioned(calls, table), "read the layout of the idempotency table '"
+                + table + "'");
+        partitioned = Boolean.TRUE.equals(layout);
+        return layout;
+    }
+
+    @Override
+    public Optional<Duration> untilPartitionEnd() {
+        return partitioned ? partitions.untilNextEnd() : Optional.empty();
     }
 
     @Override
@@ -159,8 +221,16 @@ public class PoolIdempotencyStore implements SqlKeyStore {
         return await(calls.update(sql.releaseDeadLetter, StorageKeys.of(key)), "release key '" + key + "'") == 1;
     }
 
+    /**
+     * Unpartitioned, deletes up to {@code limit} expired keys. Partitioned, creates the partitions ahead and drops the
+     * expired ones whole, whatever the limit (see {@link DatabaseIdempotencyStore#purgeExpired}).
+     */
     @Override
     public int purgeExpired(int limit) {
+        if (partitioned) {
+            long dropped = await(partitions.createAhead().chain(partitions::dropExpired), "purge expired partitions");
+            return (int) Math.min(Integer.MAX_VALUE, dropped);
+        }
         return await(calls.update(sql.purge, limit), "purge expired keys");
     }
 
@@ -180,14 +250,27 @@ public class PoolIdempotencyStore implements SqlKeyStore {
         if (asynchronous != null) {
             throw new StoreMisconfiguredException(asynchronous, null);
         }
-        List<String> missing = missingColumns();
-        if (missing.size() == TableStatements.COLUMNS.size()) {
+        Boolean layout = readLayout();
+        if (layout == null) {
             throw new StoreMisconfiguredException("The idempotency table '" + table + "' does not exist. Let the"
                     + " extension create it at startup (quarkus.idempotency.database.schema-management=update, the"
                     + " default in dev and test mode), or create it with your migrations: "
                     + String.join("; ", TableStatements.schema(table)), null);
         }
-        List<String> remedy = new ArrayList<>(TableStatements.schema(table));
+        List<String> missing = missingColumns();
+        List<String> remedy = new ArrayList<>(layout ? PartitionStatements.schema(table) : TableStatements.schema(table));
+        if (layout) {
+            // written only by the functions, under READ COMMITTED: refused here rather than failing every write
+            String against = await(TableChecks.againstPartitions(calls, table), "read the server's version");
+            if (against != null) {
+                throw new StoreMisconfiguredException("The idempotency table '" + table + "' is partitioned by time,"
+                        + " which this database cannot serve: " + against + ". Use an unpartitioned table", null);
+            }
+            if (!functionsPresent()) {
+                missing.add("the functions " + String.join(", ", PartitionStatements.functionNames(table))
+                        + " that write keys into its partitions");
+            }
+        }
         String outdated = outdatedStateConstraint();
         if (outdated != null) {
             missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + outdated);
@@ -205,6 +288,12 @@ public class PoolIdempotencyStore implements SqlKeyStore {
                 + "'");
     }
 
+    /** @return whether the functions a partitioned table's keys are written with are there, in this version */
+    boolean functionsPresent() {
+        return await(TableChecks.functionsPresent(calls, table), "read the functions of the idempotency table '" + table
+                + "'");
+    }
+
     /** @return the name of the state column's check constraint when it is an earlier version's (fewer states) */
     String outdatedStateConstraint() {
         return await(TableChecks.outdatedStateConstraint(calls, table), "read the constraints of the idempotency table '"
@@ -214,12 +303,6 @@ public class PoolIdempotencyStore implements SqlKeyStore {
     /** @return whether the table is there as this version wants it */
     boolean upToDate() {
         return await(TableChecks.upToDate(calls, table), "read the idempotency table '" + table + "'");
-    }
-
-    /** @return whether the table is partitioned by time */
-    boolean partitioned() {
-        return Boolean.TRUE.equals(await(TableChecks.partitioned(calls, table), "read the layout of the idempotency"
-                + " table '" + table + "'"));
     }
 
     /** Keys are written in {@code @WithTransaction} handlers' reactive transactions, through their sessions. */

@@ -33,6 +33,6 @@ public class PoolStoreProducer {
                     + batchSize);
         }
         return new PoolIdempotencyStore(io.vertx.mutiny.sqlclient.Pool.newInstance(pool), config.database().table(),
-                batchSize, runtimeConfig.database().asynchronousClaimCommit());
+                batchSize, runtimeConfig.database().asynchronousClaimCommit(), PartitionPlan.of(runtimeConfig));
     }
 }

@@ -18,6 +18,14 @@ public interface SqlCalls {
     /** @return how many rows an update changed */
     Uni<Integer> update(String sql, Object... values);
 
+    /**
+     * Runs a statement without parameters as it is written (DDL, a lock taken with {@code SELECT}), its rows ignored:
+     * nothing prepared or cached for a statement that names a partition and runs once.
+     */
+    default Uni<Void> execute(String sql) {
+        return update(sql).replaceWithVoid();
+    }
+
     /** An array parameter, with its element's SQL type ({@code varchar}, {@code bigint}). */
     record SqlArray(String type, Object[] values) {
 

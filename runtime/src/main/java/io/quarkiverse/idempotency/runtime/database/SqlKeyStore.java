@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency.runtime.database;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Function;
 
 import io.quarkiverse.idempotency.DeadLetter;
@@ -49,6 +50,15 @@ public interface SqlKeyStore extends IdempotencyStore {
      * @return whether the table is partitioned by time
      */
     Uni<Boolean> layoutChanged();
+
+    /** @return whether the table is partitioned by time, as last read (at startup, and when a write found it moved) */
+    boolean partitioned();
+
+    /**
+     * @return partitioned, how long until the oldest partition that holds live keys ends (its keys then all expired),
+     *         as the last purge saw it; empty unpartitioned or before the first purge
+     */
+    Optional<Duration> untilPartitionEnd();
 
     /** @return the most lease-mode claims (and, apart, confirms) that share one statement; 1: each on its own */
     int leaseBatchSize();

@@ -87,6 +87,51 @@ final class TableChecks {
         });
     }
 
+    /**
+     * Why the table cannot be partitioned on this database, whichever way it is reached.
+     *
+     * @return null when it can: PostgreSQL 14 or later, READ COMMITTED the transactions' default, a name with room for
+     *         its partitions'; else the reason
+     */
+    static Uni<String> againstPartitions(SqlCalls db, String table) {
+        return db.query(PartitionStatements.server()).map(rows -> {
+            int server = rows.get(0).count(0);
+            String isolation = rows.get(0).string(1);
+            if (server < PartitionPlan.MINIMUM_SERVER) {
+                return "this server is PostgreSQL " + server + ", and partitions need " + PartitionPlan.MINIMUM_SERVER
+                        + " or later (which detaches a partition without blocking the table)";
+            }
+            if (!"read committed".equals(isolation)) {
+                return "the database's transactions are " + isolation + " by default"
+                        + " (default_transaction_isolation), and keys on partitions are unique only under READ COMMITTED";
+            }
+            if (PartitionStatements.nameOf(table).length() > PartitionStatements.LONGEST_NAME) {
+                return "its name leaves no room for its partitions' names (at most " + PartitionStatements.LONGEST_NAME
+                        + " characters when partitioned)";
+            }
+            return null;
+        });
+    }
+
+    /**
+     * @return whether a partitioned table's columns, state constraint and claims index are there as this version wants
+     *         (its functions are read apart)
+     */
+    static Uni<Boolean> partitionedUpToDate(SqlCalls db, String table) {
+        String schema = table.indexOf('.') > 0 ? table.substring(0, table.indexOf('.') + 1) : "";
+        return db.query("SELECT to_regclass(?) IS NOT NULL", schema + PartitionStatements.nameOf(table) + "_claims")
+                .chain(rows -> !rows.get(0).isTrue(0) ? Uni.createFrom().item(false)
+                        : missingColumns(db, table).chain(missing -> missing.isEmpty()
+                                ? outdatedStateConstraint(db, table).map(outdated -> outdated == null)
+                                : Uni.createFrom().item(false)));
+    }
+
+    /** @return whether the functions a partitioned table's keys are written with are there, in this version */
+    static Uni<Boolean> functionsPresent(SqlCalls db, String table) {
+        return db.query(PartitionStatements.functionsPresent(), PartitionStatements.functionNames(table).toArray())
+                .map(rows -> rows.get(0).isTrue(0));
+    }
+
     /** @return whether the table is partitioned; {@code null} when there is no table */
     static Uni<Boolean> partitioned(SqlCalls db, String table) {
         return db.query(PartitionStatements.layout(), table).map(rows -> rows.isEmpty() ? null : rows.get(0).isTrue(0));
