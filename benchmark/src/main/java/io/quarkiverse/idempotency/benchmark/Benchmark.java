@@ -184,6 +184,8 @@ public class Benchmark implements QuarkusApplication {
         // 1. Overhead: rounds of every consumer, in a rotating order (the tables grow as runs go by); the best of
         // each kind, which is the least disturbed by the rest of this shared machine.
         Run[] bestRuns = new Run[kinds.size()];
+        // every run's rate, by round and kind: the pairs of one round ran minutes apart at most, on the same JIT state
+        double[][] rates = new double[ROUNDS][kinds.size()];
         long[] nonTransactionalBatches = new long[4];
         List<String> lastIdempotentIds = null;
         for (int round = 0; round < ROUNDS; round++) {
@@ -214,6 +216,7 @@ public class Benchmark implements QuarkusApplication {
                 if (index == 1) {
                     lastIdempotentIds = ids;
                 }
+                rates[round][index] = run.rate();
                 if (bestRuns[index] == null || run.rate() > bestRuns[index].rate()) {
                     bestRuns[index] = run;
                 }
@@ -229,6 +232,10 @@ public class Benchmark implements QuarkusApplication {
         }
         long[] eventLoopBatches = ((PoolKeys) nonBlocking.keys()).batchStatistics();
         if (ONLY != null) {
+            if (ONLY.contains(kinds.get(FLUSH).channel()) && ONLY.contains(kinds.get(IDEMPOTENT_FLUSH).channel())) {
+                medianOfPairs("asynchronous-commit @Idempotent against its statements by hand", rates,
+                        r -> rates[r][IDEMPOTENT_FLUSH], r -> rates[r][FLUSH]);
+            }
             System.out.printf("   lease-mode batches without a transaction: %d claims in %d statements, %d confirms in"
                     + " %d%n", nonTransactionalBatches[1], nonTransactionalBatches[0], nonTransactionalBatches[3],
                     nonTransactionalBatches[2]);
@@ -282,6 +289,19 @@ public class Benchmark implements QuarkusApplication {
             System.out.printf("   peer %s: %.0f msg/s (ratio %.2f)%n", kinds.get(k).channel(), bestRuns[k].rate(), ratio);
         }
 
+        // The same ratios round by round: each round's pair ran on the same JIT state and the same table sizes, so a
+        // consumer the JIT finished first (or a round the machine was busy) does not decide them as best runs can.
+        double vsPeerMedian = medianOfPairs("@Idempotent against the fastest peer of the round", rates,
+                r -> rates[r][1], r -> {
+                    double fastest = 0;
+                    for (int k = FIRST_PEER; k < FLUSH; k++) {
+                        fastest = Math.max(fastest, rates[r][k]);
+                    }
+                    return fastest;
+                });
+        double flushVsFloorMedian = medianOfPairs("asynchronous-commit @Idempotent against its statements by hand", rates,
+                r -> rates[r][IDEMPOTENT_FLUSH], r -> rates[r][FLUSH]);
+
         // 2. Duplicates: the last idempotent run's messages again, all already confirmed.
         double duplicates = consume("idempotent", "bench-idempotent", MESSAGES, lastIdempotentIds,
                 () -> outcomes.count("idempotent", Outcome.DUPLICATE)).rate();
@@ -324,16 +344,38 @@ public class Benchmark implements QuarkusApplication {
 
         System.out.printf(java.util.Locale.ROOT,
                 "BENCH overhead=%.2f overhead_best=%.2f overhead_nontx=%.2f duplicates=%.2f store=%.2f memory_ns=%.0f"
-                        + " purge_rows_s=%.0f purge_impact=%.2f recovery_s=%.1f peer_best=%.2f vs_peer=%.2f claims_per_commit=%.1f overhead_flush=%.2f flush_floor=%.2f"
+                        + " purge_rows_s=%.0f purge_impact=%.2f recovery_s=%.1f peer_best=%.2f vs_peer=%.2f"
+                        + " vs_peer_median=%.2f claims_per_commit=%.1f overhead_flush=%.2f flush_floor=%.2f"
+                        + " flush_vs_floor_median=%.2f"
                         + " overhead_reactive=%.2f reactive_floor=%.2f overhead_eventloop=%.2f overhead_outbox=%.2f"
                         + " partitioned_vs_flat=%.2f%n",
                 overhead, overheadBest, overheadNoTransaction, duplicates / idempotent, store[0] / store[1], memoryNs,
-                purged[0], purged[1] / purged[2], recovery.seconds(), peerBest, overhead / peerBest, claimsPerBatch,
-                overheadFlush, flushFloor, overheadReactive,
+                purged[0], purged[1] / purged[2], recovery.seconds(), peerBest, overhead / peerBest, vsPeerMedian,
+                claimsPerBatch, overheadFlush, flushFloor, flushVsFloorMedian, overheadReactive,
                 bestRuns[HAND_WRITTEN_REACTIVE].rate() / bestRuns[PLAIN_REACTIVE].rate(), overheadEventLoop,
                 overheadOutbox, partitionedVsFlat);
         rabbit.close();
         return 0;
+    }
+
+    /**
+     * Prints a ratio's pair in each round (both rates, and their ratio) and returns the median of the ratios: half the
+     * rounds at least as good, half at most.
+     */
+    private static double medianOfPairs(String what, double[][] rates, java.util.function.IntToDoubleFunction numerator,
+            java.util.function.IntToDoubleFunction denominator) {
+        double[] ratios = new double[rates.length];
+        StringBuilder pairs = new StringBuilder();
+        for (int r = 0; r < rates.length; r++) {
+            ratios[r] = numerator.applyAsDouble(r) / denominator.applyAsDouble(r);
+            pairs.append(String.format(java.util.Locale.ROOT, "%s%.0f/%.0f (%.2f)", r == 0 ? "" : ", ",
+                    numerator.applyAsDouble(r), denominator.applyAsDouble(r), ratios[r]));
+        }
+        java.util.Arrays.sort(ratios);
+        int n = ratios.length;
+        double median = n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+        System.out.printf(java.util.Locale.ROOT, "   per round, %s: %s; median %.2f%n", what, pairs, median);
+        return median;
     }
 
     private void purgeQueue(String queue) throws Exception {

@@ -40,17 +40,26 @@ public class PartitionEnds {
 
     /**
      * Arms the timer at the end of the oldest partition that holds live keys, as the last purge saw it; it runs the
-     * purge on a worker thread (the purge job's, which skips it while the job is paused). Not when that end has passed already
-     * (the last purge could not drop the partition):
-     * the purge job's next run tries again, not a timer that would fire at once, again and again.
+     * purge on a worker thread (the purge job's, which skips it while the job is paused). When that end has passed
+     * already: after a purge that succeeded, it ran past it (short periods on a busy machine), and the timer runs again
+     * at once; after one that failed, the purge job's next run tries again, not a timer that would fire again and
+     * again.
+     *
+     * @param purged whether the purge that just ran succeeded
      */
-    void armAfter(Runnable purge) {
+    void armAfter(Runnable purge, boolean purged) {
         SqlKeyStore store = sqlStore();
         if (stopped || store == null) {
             return;
         }
         Optional<Duration> untilEnd = store.untilPartitionEnd();
-        if (untilEnd.isEmpty() || untilEnd.get().isNegative() || untilEnd.get().isZero()) {
+        if (untilEnd.isEmpty()) {
+            return;
+        }
+        if (untilEnd.get().isNegative() || untilEnd.get().isZero()) {
+            if (purged) {
+                runAfter(MARGIN, purge);
+            }
             return;
         }
         runAfter(untilEnd.get().plus(MARGIN), purge);

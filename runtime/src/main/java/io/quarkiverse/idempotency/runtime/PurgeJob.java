@@ -34,11 +34,13 @@ public class PurgeJob {
 
     @Scheduled(identity = IDENTITY, every = "${quarkus.idempotency.purge.every}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP, skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     void purge() {
+        boolean purged = false;
         try {
             purge.purgeExpired();
+            purged = true;
         } finally {
             // partitioned: again when the oldest partition ends, not only at the next run
-            partitionEnds.armAfter(this::purgeAtPartitionEnd);
+            partitionEnds.armAfter(this::purgeAtPartitionEnd, purged);
         }
     }
 

@@ -227,12 +227,18 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
     }
 
     /**
-     * Makes sure a partition holds a key written now with this retention ({@link Partitions#cover}), on this worker
-     * thread: over JDBC, answered before it returns, or once another thread creating partitions has.
+     * Makes sure a partition holds a key written now with this retention ({@link Partitions#cover}), on this thread:
+     * over JDBC, answered before it returns, or once another thread creating partitions has; once more if that one
+     * did not reach this retention.
      */
     private void cover(Duration retention) {
-        if (!partitions.covers(retention)) {
-            partitions.cover(retention).await().indefinitely();
+        for (int round = 0; round < 2 && !partitions.covers(retention); round++) {
+            try {
+                // not Mutiny's await: a JDBC call on an event loop (a defect KeyTable warns about) waits as every other
+                partitions.cover(retention).subscribeAsCompletionStage().join();
+            } catch (java.util.concurrent.CompletionException e) {
+                throw e.getCause() instanceof RuntimeException cause ? cause : e;
+            }
         }
     }
 

@@ -56,6 +56,8 @@ public class DatabaseSchema {
         }
         Mode mode = config.database().schemaManagement()
                 .orElse(LaunchMode.current().isDevOrTest() ? Mode.UPDATE : Mode.VALIDATE);
+        // partitions made ahead for the longest retention a key is written with, not only the configured one
+        store.partitions().reach(longestRetention());
         try {
             if (mode == Mode.UPDATE) {
                 updateSchema();

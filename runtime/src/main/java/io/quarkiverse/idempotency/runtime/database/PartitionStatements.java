@@ -297,7 +297,7 @@ final class PartitionStatements {
 
     /** The database's clock, in milliseconds since the epoch: what the partitions' bounds are compared with. */
     static String now() {
-        return "SELECT (extract(epoch FROM now()) * 1000)::bigint";
+        return "SELECT floor(extract(epoch FROM now()) * 1000)::bigint";
     }
 
     /** The server's major version, and the isolation new transactions get. */

@@ -67,28 +67,36 @@ final class Partitions {
     }
 
     /**
-     * Makes sure a partition holds a key written now with this retention. In memory unless the partitions reach too
-     * short (first use, a longer retention, or no purge for a period): then creates the missing ones, or joins their
-     * creation under way, and creates more after it if that one did not reach far enough (it started before this
-     * retention was known).
+     * Partitions reach at least this retention ahead from now on: the longest one this application writes keys with,
+     * known at startup, so that no write has to have partitions made (it would wait for them).
      */
-    Uni<Void> cover(Duration retention) {
-        if (covers(retention)) {
-            return Uni.createFrom().voidItem();
-        }
+    void reach(Duration retention) {
         synchronized (this) {
             if (retention.toMillis() > longestRetentionMillis) {
                 longestRetentionMillis = retention.toMillis();
             }
         }
-        return createAhead().chain(() -> covers(retention) ? Uni.createFrom().voidItem()
-                : createAhead().replaceWithVoid());
+    }
+
+    /**
+     * Makes sure a partition holds a key written now with this retention: in memory unless the partitions reach too
+     * short (a longer retention than any known, or no purge for a period), then by creating the missing ones, or
+     * joining their creation under way. A creation that started before this retention was known may not reach it:
+     * callers check {@link #covers} again, on their own thread, and call this once more.
+     */
+    Uni<Void> cover(Duration retention) {
+        if (covers(retention)) {
+            return Uni.createFrom().voidItem();
+        }
+        reach(retention);
+        return createAhead().replaceWithVoid();
     }
 
     /**
      * Creates the partitions up to the longest retention and two periods from now, each starting where the last one
      * ends (so instances configured with different periods never overlap). Instances take turns; in this one, a call
-     * while another creates them joins it.
+     * while another creates them joins it. The creation runs on its own: a caller that stops waiting (a timeout, a
+     * cancelled delivery) neither stops it nor the others' wait.
      *
      * @return how many it created
      */
@@ -96,17 +104,20 @@ final class Partitions {
         return Uni.createFrom().deferred(() -> {
             CompletableFuture<Integer> mine = new CompletableFuture<>();
             CompletableFuture<Integer> running = creating.compareAndExchange(null, mine);
-            if (running != null) {
-                return Uni.createFrom().completionStage(running);
-            }
-            return create().onItemOrFailure().invoke((created, failure) -> {
-                creating.set(null);
-                if (failure != null) {
-                    mine.completeExceptionally(failure);
-                } else {
+            if (running == null) {
+                running = mine;
+                // over JDBC, done before this returns, on this thread (in its transaction context); through the pool,
+                // later on an event loop
+                create().subscribe().with(created -> {
+                    creating.compareAndSet(mine, null);
                     mine.complete(created);
-                }
-            });
+                }, failure -> {
+                    creating.compareAndSet(mine, null);
+                    mine.completeExceptionally(failure);
+                });
+            }
+            // a copy for each caller: one that cancels its wait cancels its copy only
+            return Uni.createFrom().completionStage(running.copy());
         });
     }
 
@@ -160,11 +171,11 @@ final class Partitions {
     Uni<Long> dropExpired() {
         return sessions.onConnection(db -> db.query(PartitionStatements.dropLock(table)).chain(locked -> {
             if (!locked.get(0).isTrue(0)) {
+                // another instance drops them: look again in a period (the purge job's runs too)
+                nextEndNanos = System.nanoTime() + period.toNanos();
                 return Uni.createFrom().item(0L);
             }
-            return dropExpired(db).call(() -> db.execute(PartitionStatements.dropUnlock(table)))
-                    .onFailure().call(() -> db.execute(PartitionStatements.dropUnlock(table))
-                            .onFailure().recoverWithNull());
+            return dropExpired(db).eventually(() -> db.execute(PartitionStatements.dropUnlock(table)));
         }), "Could not drop the expired partitions of the idempotency table '" + table + "'");
     }
 

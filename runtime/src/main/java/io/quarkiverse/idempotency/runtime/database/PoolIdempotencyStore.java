@@ -113,7 +113,8 @@ public class PoolIdempotencyStore implements SqlKeyStore {
             return Uni.createFrom().item(partitioned);
         }
         Context context = Vertx.currentContext();
-        Uni<Boolean> covered = partitions.cover(retention).replaceWith(true);
+        // once more if the creation it joined did not reach this retention
+        Uni<Boolean> covered = partitions.cover(retention).chain(() -> partitions.cover(retention)).replaceWith(true);
         return context == null ? covered : covered.emitOn(task -> context.runOnContext(ignored -> task.run()));
     }
 

@@ -6,6 +6,7 @@ import java.util.List;
 
 import jakarta.annotation.Priority;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Singleton;
 import jakarta.interceptor.Interceptor;
 
@@ -14,6 +15,7 @@ import io.quarkiverse.idempotency.runtime.IdempotencyConfig;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig.Database.Partitioning;
 import io.quarkiverse.idempotency.runtime.IdempotencyConfig.SchemaManagement.Mode;
 import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
+import io.quarkiverse.idempotency.runtime.IdempotentMethods;
 import io.quarkiverse.idempotency.runtime.StoreMisconfiguredException;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.StartupEvent;
@@ -39,9 +41,13 @@ public class PoolSchema {
 
     // Before the store is checked (StoreCheck observes the same event at the default priority).
     void update(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE) StartupEvent event, IdempotencyConfig config,
-            IdempotencyStore active) {
+            IdempotencyStore active, Instance<IdempotentMethods> methods) {
         if (!(active instanceof PoolIdempotencyStore store)) {
             return;
+        }
+        // partitions made ahead for the longest retention a key is written with: no write waits for one
+        if (methods.isResolvable()) {
+            store.partitions().reach(methods.get().longestRetention());
         }
         Mode mode = config.database().schemaManagement()
                 .orElse(LaunchMode.current().isDevOrTest() ? Mode.UPDATE : Mode.VALIDATE);
