@@ -237,6 +237,9 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
                 // not Mutiny's await: a JDBC call on an event loop (a defect KeyTable warns about) waits as every other
                 partitions.cover(retention).subscribeAsCompletionStage().join();
             } catch (java.util.concurrent.CompletionException e) {
+                if (e.getCause() instanceof Error error) {
+                    throw error;
+                }
                 throw e.getCause() instanceof RuntimeException cause ? cause : e;
             }
         }

@@ -27,6 +27,11 @@ import io.smallrye.mutiny.Uni;
 final class Partitions {
 
     private static final Logger LOG = Logger.getLogger(Partitions.class);
+    /**
+     * The longest a creation of partitions may take (its statements wait at most 10 s for a lock each): every writer
+     * needing a partition waits for it.
+     */
+    private static final Duration CREATION_WITHIN = Duration.ofSeconds(60);
     /** Partitions estimated below this many keys are counted exactly before they are dropped. */
     private static final long EXACT_BELOW = 100_000;
 
@@ -107,18 +112,25 @@ final class Partitions {
             if (running == null) {
                 running = mine;
                 // over JDBC, done before this returns, on this thread (in its transaction context); through the pool,
-                // later on an event loop
-                create().subscribe().with(created -> {
-                    creating.compareAndSet(mine, null);
-                    mine.complete(created);
-                }, failure -> {
-                    creating.compareAndSet(mine, null);
-                    mine.completeExceptionally(failure);
-                });
+                // later on an event loop, within a limit (a connection that hangs would hold every writer joining it)
+                try {
+                    create().ifNoItem().after(CREATION_WITHIN).fail().subscribe().with(created -> {
+                        creating.compareAndSet(mine, null);
+                        mine.complete(created);
+                    }, failure -> ended(mine, failure));
+                } catch (RuntimeException | Error e) {
+                    ended(mine, e);
+                }
             }
             // a copy for each caller: one that cancels its wait cancels its copy only
             return Uni.createFrom().completionStage(running.copy());
         });
+    }
+
+    // the creation failed: the next caller starts another
+    private void ended(CompletableFuture<Integer> creation, Throwable failure) {
+        creating.compareAndSet(creation, null);
+        creation.completeExceptionally(failure);
     }
 
     private Uni<Integer> create() {

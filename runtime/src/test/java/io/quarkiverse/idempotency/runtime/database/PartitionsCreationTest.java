@@ -26,11 +26,17 @@ class PartitionsCreationTest {
 
     /** Each creation's transaction, answered when the test says: the end of the last partition it made. */
     private final List<CompletableFuture<Instant>> transactions = new ArrayList<>();
+    /** Whether the next transaction fails before it starts (no connection to be had, say), thrown at once. */
+    private boolean throwing;
 
     private final Partitions partitions = new Partitions(new SqlSessions() {
         @Override
         @SuppressWarnings("unchecked")
         public <T> Uni<T> inTransaction(Function<SqlCalls, Uni<T>> work, String failure) {
+            if (throwing) {
+                throwing = false;
+                throw new IllegalStateException("no connection");
+            }
             CompletableFuture<Instant> transaction = new CompletableFuture<>();
             transactions.add(transaction);
             return Uni.createFrom().completionStage(transaction).map(end -> (T) end);
@@ -73,6 +79,17 @@ class PartitionsCreationTest {
         first.get(5, TimeUnit.SECONDS);
         third.get(5, TimeUnit.SECONDS);
         assertFalse(first.isCompletedExceptionally());
+    }
+
+    @Test
+    void aCreationThatFailsAtOnceLeavesNothingBehind() throws Exception {
+        throwing = true;
+        CompletableFuture<Integer> first = partitions.createAhead().subscribeAsCompletionStage();
+        assertTrue(first.isCompletedExceptionally());
+        CompletableFuture<Integer> next = partitions.createAhead().subscribeAsCompletionStage();
+        assertEquals(1, transactions.size(), "the next creation started");
+        transactions.get(0).complete(Instant.now().plusSeconds(3600));
+        next.get(5, TimeUnit.SECONDS);
     }
 
     @Test
