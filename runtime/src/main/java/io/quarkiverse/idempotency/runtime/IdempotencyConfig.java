@@ -348,8 +348,9 @@ public interface IdempotencyConfig {
          * and a key is kept at least its retention and at most its retention plus one period. {@code none}: one table,
          * whose expired rows the purge job deletes in batches. Unset: {@code time} for a table the extension creates
          * ({@code schema-management=update}) wherever it can be (PostgreSQL 14 or later, READ COMMITTED transactions,
-         * a JDBC datasource, a name leaving room for its partitions'), one table elsewhere, said at startup (INFO
-         * {@code IDEMP3008}). Measured here, a partitioned table saves 38% of the WAL per message and every dead row,
+         * a name leaving room for its partitions'; over JDBC or with only the reactive client), one table elsewhere,
+         * said at startup (INFO {@code IDEMP3008}). Measured here, a partitioned table saves 38% of the WAL per message and
+         * every dead row,
          * and keeps the table at its bound whatever the rate; its consumer ran at 0.87-1.16 of one table's in the
          * layouts benchmark (median 1.02) and at 0.84-0.90 in a 12-minute soak (the operations guide has the figures).
          * An existing unpartitioned table holding no key (one Hibernate ORM just made) is made again partitioned under
@@ -357,7 +358,8 @@ public interface IdempotencyConfig {
          * ({@code time} and {@code update} on one instance, while consumers run). The shipped Flyway migration and
          * Liquibase changelog create one table unless their parameter says {@code time} (their database user may not
          * be the application's, which must own a partitioned table). {@code time} set explicitly refuses a server or
-         * a table name that cannot have partitions, and moves an existing table under {@code update}.
+         * a table name that cannot have partitions, and moves an existing table under {@code update} (over JDBC only:
+         * an application with only the reactive client refuses to start on an unpartitioned table then).
          */
         Optional<Partitioning> partitioning();
 
