@@ -7,9 +7,11 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 
 import org.jboss.logging.Logger;
 
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 
 /**
@@ -150,16 +152,13 @@ final class Partitions {
                         Instant aligned = Instant.ofEpochMilli(Math.floorDiv(now.toEpochMilli(), p) * p);
                         from = from == null || aligned.isAfter(from) ? aligned : from;
                     }
-                    Uni<Instant> done = Uni.createFrom().item(from);
-                    for (Instant start = from; start.isBefore(horizon); start = start.plus(period)) {
-                        Instant to = start.plus(period);
-                        for (String statement : PartitionStatements.createPartition(table, start, to)) {
-                            done = done.call(() -> db.execute(statement));
-                        }
+                    List<String> statements = new ArrayList<>();
+                    Instant start = from;
+                    for (; start.isBefore(horizon); start = start.plus(period)) {
+                        statements.addAll(PartitionStatements.createPartition(table, start, start.plus(period)));
                         created[0]++;
-                        done = done.replaceWith(to);
                     }
-                    return done;
+                    return db.executeAll(statements).replaceWith(start);
                 })), "Could not create the partitions of the idempotency table '" + table + "'")
                 .map(coveredUntil -> {
                     // known only once committed
@@ -195,32 +194,31 @@ final class Partitions {
         long measured = System.nanoTime();
         return now(db).chain(now -> list(db).chain(partitions -> {
             Instant nextEnd = null;
-            Uni<Long> dropped = Uni.createFrom().item(0L);
+            List<Partition> ended = new ArrayList<>();
             for (Partition partition : partitions) {
                 if (partition.to() == null || partition.to().isAfter(now)) {
                     if (partition.to() != null && (nextEnd == null || partition.to().isBefore(nextEnd))) {
                         nextEnd = partition.to();
                     }
-                    continue;
+                } else {
+                    ended.add(partition);
                 }
-                dropped = dropped.chain(sum -> rows(db, partition).call(() -> db.execute(partition.detachPending()
-                        ? PartitionStatements.finalizeDetach(table, partition.name())
-                        : PartitionStatements.detach(table, partition.name())))
-                        .call(() -> db.execute(PartitionStatements.drop(partition.name())))
-                        .invoke(rows -> LOG.debugf("Dropped partition %s (keys expiring before %s: %d)",
-                                partition.name(), partition.to(), rows))
-                        .map(rows -> sum + rows));
             }
             Instant end = nextEnd;
+            // one after the other, however many (after a long stop): a stream, not a chain as deep as they are many
+            Uni<Long> dropped = Multi.createFrom().iterable(ended).onItem().transformToUniAndConcatenate(partition -> rows(
+                    db, partition).call(
+                            () -> db.execute(partition.detachPending()
+                                    ? PartitionStatements.finalizeDetach(table, partition.name())
+                                    : PartitionStatements.detach(table, partition.name())))
+                    .call(() -> db.execute(PartitionStatements.drop(partition.name())))
+                    .invoke(rows -> LOG.debugf("Dropped partition %s (keys expiring before %s: %d)",
+                            partition.name(), partition.to(), rows)))
+                    .collect().with(Collectors.summingLong(Long::longValue));
             // detached by a purge that stopped before dropping them
             return dropped.call(() -> db.query(PartitionStatements.orphans(), PartitionStatements.comment(table))
-                    .chain(orphans -> {
-                        Uni<Void> gone = Uni.createFrom().voidItem();
-                        for (SqlRow orphan : orphans) {
-                            gone = gone.chain(() -> db.execute(PartitionStatements.drop(orphan.string(0))));
-                        }
-                        return gone;
-                    }))
+                    .chain(orphans -> db.executeAll(orphans.stream()
+                            .map(orphan -> PartitionStatements.drop(orphan.string(0))).toList())))
                     .invoke(() -> nextEndNanos = end == null ? Long.MIN_VALUE
                             : measured + Duration.between(now, end).toNanos());
         }));

@@ -92,13 +92,7 @@ public class PoolSchema {
                     .chain(layout -> layout != null ? Uni.createFrom().item(layout)
                             : createsPartitioned(db, table, wanted).invoke(partitioned -> said[0] = !partitioned
                                     && wanted == null))
-                    .chain(partitioned -> outdated(db, table, partitioned).chain(statements -> {
-                        Uni<Void> done = Uni.createFrom().voidItem();
-                        for (String statement : statements) {
-                            done = done.chain(() -> db.execute(statement));
-                        }
-                        return done;
-                    }));
+                    .chain(partitioned -> outdated(db, table, partitioned).chain(db::executeAll));
         }).await().atMost(WITHIN);
         return said[0];
     }
@@ -155,14 +149,13 @@ public class PoolSchema {
             return db.execute(TableStatements.schemaLock())
                     .chain(() -> TableChecks.functionsPresent(db, table))
                     .chain(present -> {
-                        Uni<Void> done = Uni.createFrom().voidItem();
-                        if (!present) {
-                            done = db.execute(TableStatements.schemaLockTimeout());
-                            for (String statement : PartitionStatements.functions(table)) {
-                                done = done.chain(() -> db.execute(statement));
-                            }
+                        if (present) {
+                            return Uni.createFrom().voidItem();
                         }
-                        return done;
+                        List<String> statements = new ArrayList<>();
+                        statements.add(TableStatements.schemaLockTimeout());
+                        statements.addAll(PartitionStatements.functions(table));
+                        return db.executeAll(statements);
                     });
         }).await().atMost(WITHIN);
     }

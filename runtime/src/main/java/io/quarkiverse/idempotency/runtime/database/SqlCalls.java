@@ -2,6 +2,7 @@ package io.quarkiverse.idempotency.runtime.database;
 
 import java.util.List;
 
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 
 /**
@@ -24,6 +25,16 @@ public interface SqlCalls {
      */
     default Uni<Void> execute(String sql) {
         return update(sql).replaceWithVoid();
+    }
+
+    /**
+     * Runs statements without parameters ({@link #execute}) one after the other, each once the one before answered:
+     * a stream, so that however many there are (the partitions of a long retention), no chain of operators as deep as
+     * they are many is built (a thousand such steps overflow a worker thread's stack).
+     */
+    default Uni<Void> executeAll(List<String> statements) {
+        return Multi.createFrom().iterable(statements).onItem().transformToUniAndConcatenate(this::execute).collect()
+                .last().replaceWithVoid();
     }
 
     /** An array parameter, with its element's SQL type ({@code varchar}, {@code bigint}). */
