@@ -6,6 +6,8 @@ import java.util.function.Supplier;
 
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
+import io.smallrye.mutiny.subscription.UniSubscriber;
+import io.smallrye.mutiny.subscription.UniSubscription;
 import io.vertx.core.Context;
 
 /**
@@ -32,10 +34,26 @@ final class Blocking {
      * @throws RuntimeException the failure, as it is
      * @throws IllegalStateException when the outcome is not there yet and the caller is an event loop
      */
+    static <T> T await(Delivery delivery, Supplier<Uni<T>> transition) {
+        if (!delivery.answersOnCallingThread()) {
+            return await(transition.get());
+        }
+        // settled before the subscription returns: assembled and run without a context capture per operator
+        try {
+            return SameThread.run(() -> await(transition.get()));
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e); // await throws nothing checked
+        }
+    }
+
+    /** {@link #await(Delivery, Supplier)}, for a transition assembled already. */
     static <T> T await(Uni<T> transition) {
-        CompletableFuture<T> outcome = transition.subscribeAsCompletionStage();
+        Outcome<T> outcome = new Outcome<>();
+        transition.subscribe().withSubscriber(outcome);
         if (!outcome.isDone() && Context.isOnEventLoopThread()) {
-            outcome.cancel(false);
+            outcome.cancel();
             throw new IllegalStateException("A store call of an @Idempotent delivery would block the event loop "
                     + Thread.currentThread().getName() + "; this is a bug of quarkus-idempotency, please report it");
         }
@@ -49,6 +67,37 @@ final class Blocking {
                 throw error;
             }
             throw e;
+        }
+    }
+
+    /**
+     * A transition's outcome, as a plain future: {@code subscribeAsCompletionStage} would make a contextual one, whose
+     * thread contexts a caller that only joins it has no use for (a capture per message).
+     */
+    private static final class Outcome<T> extends CompletableFuture<T> implements UniSubscriber<T> {
+
+        private volatile UniSubscription subscription;
+
+        @Override
+        public void onSubscribe(UniSubscription subscription) {
+            this.subscription = subscription;
+        }
+
+        @Override
+        public void onItem(T item) {
+            complete(item);
+        }
+
+        @Override
+        public void onFailure(Throwable failure) {
+            completeExceptionally(failure);
+        }
+
+        void cancel() {
+            UniSubscription current = subscription;
+            if (current != null) {
+                current.cancel();
+            }
         }
     }
 }

@@ -148,6 +148,14 @@ public final class Delivery implements DeliveryView {
         });
     }
 
+    /**
+     * @return whether this delivery's transitions, started now on this thread, settle before their subscription returns
+     *         (its store answers on the calling thread: {@link SameThread})
+     */
+    boolean answersOnCallingThread() {
+        return record.answersOnCallingThread();
+    }
+
     /** @return whether the key storage is changing: only a lease-mode claim looks at the key's other form */
     boolean changingKeyForm() {
         return record.changingForm();

@@ -175,7 +175,7 @@ public class IdempotencyInterceptor {
         // and a message that may have been delivered before (its attempt may have killed a process), claims it here
         // on a lease, committed on its own, so that an attempt that dies is counted.
         boolean leaseFirst = !plan.inTransaction() || inbound.mayBeRedelivered() || delivery.changingKeyForm();
-        if (delivery.isDuplicate() || (leaseFirst && !Blocking.await(delivery.claim()))) {
+        if (delivery.isDuplicate() || (leaseFirst && !Blocking.await(delivery, delivery::claim))) {
             return null; // a processor returning null emits nothing and acks the message
         }
         ic.getContextData().put(DeliveryHandOff.JTA, delivery);
@@ -183,7 +183,7 @@ public class IdempotencyInterceptor {
         if (delivery.state() == DeliveryState.EXPIRED) {
             // A dead owner's claim held the key: taken over on a lease, its attempt counted, outside the transaction
             // that found it; then the method runs in a transaction of its own.
-            if (!Blocking.await(delivery.claim())) {
+            if (!Blocking.await(delivery, delivery::claim)) {
                 return null;
             }
             result = proceed(ic, delivery);
@@ -193,7 +193,7 @@ public class IdempotencyInterceptor {
             deliveries.awaitOutput(inbound, delivery);
             return result;
         }
-        Blocking.await(delivery.succeeded());
+        Blocking.await(delivery, delivery::succeeded);
         if (delivery.state() == DeliveryState.HANDLED) {
             inbound.handled();
         }
@@ -204,13 +204,13 @@ public class IdempotencyInterceptor {
         try {
             return ic.proceed();
         } catch (Throwable t) {
-            throw Blocking.await(delivery.failed(t));
+            throw Blocking.await(delivery, () -> delivery.failed(t));
         }
     }
 
     private static Uni<Object> aroundUni(InvocationContext ic, MethodPlan plan, Delivery delivery) {
         try {
-            if (delivery.isDuplicate() || !Blocking.await(delivery.claim())) {
+            if (delivery.isDuplicate() || !Blocking.await(delivery, delivery::claim)) {
                 return Uni.createFrom().nullItem();
             }
         } catch (RuntimeException e) {
@@ -252,7 +252,7 @@ public class IdempotencyInterceptor {
             if (inbound != null) {
                 inbound.started(delivery);
             }
-            if (delivery.isDuplicate() || !Blocking.await(delivery.claim())) {
+            if (delivery.isDuplicate() || !Blocking.await(delivery, delivery::claim)) {
                 return message.ack();
             }
         } catch (IdempotencyException e) {

@@ -9,6 +9,7 @@ import io.quarkiverse.idempotency.IdempotencyStore;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Context;
 
 /**
  * The lease-mode store calls of a delivery, each answering a {@code Uni}: {@link Delivery}'s transitions are written
@@ -38,6 +39,14 @@ public interface KeyCalls {
     /** @see IdempotencyStore#awaitConfirmedDurably(List) */
     Uni<Boolean> awaitConfirmedDurably(List<ScopedKey> forms);
 
+    /**
+     * @return whether a call made now, on this thread, is answered before its subscription returns, with nothing of it
+     *         left to run later or elsewhere ({@link SameThread})
+     */
+    default boolean answersOnCallingThread() {
+        return false;
+    }
+
     /** Makes the {@link KeyCalls} of a store that do not block: present when the application has such calls. */
     interface Provider {
 
@@ -58,6 +67,11 @@ public interface KeyCalls {
             <T> Uni<T> call(Supplier<T> call) {
                 return Uni.createFrom().item(call);
             }
+
+            @Override
+            public boolean answersOnCallingThread() {
+                return true;
+            }
         };
     }
 
@@ -70,6 +84,12 @@ public interface KeyCalls {
             @Override
             <T> Uni<T> call(Supplier<T> call) {
                 return Blocking.call(call);
+            }
+
+            // inline on a worker thread, and the store's own work there too
+            @Override
+            public boolean answersOnCallingThread() {
+                return store instanceof SynchronousStore && !Context.isOnEventLoopThread();
             }
         };
     }

@@ -47,6 +47,11 @@ final class KeyRecord {
     }
 
     /** @return whether the key storage is changing: the key's record may still be under its other form */
+    /** @return whether this record's store calls made now are answered on this thread ({@link SameThread}) */
+    boolean answersOnCallingThread() {
+        return calls.answersOnCallingThread();
+    }
+
     boolean changingForm() {
         return previousKey != null;
     }

@@ -71,7 +71,7 @@ public class ProgrammaticIdempotency implements Idempotency {
         Delivery delivery;
         try {
             delivery = deliveries.start(plan, scope, message.getPayload(), message);
-            if (delivery.isDuplicate() || !Blocking.await(delivery.claim())) {
+            if (delivery.isDuplicate() || !Blocking.await(delivery, delivery::claim)) {
                 return message.ack();
             }
         } catch (IdempotencyException e) {
@@ -80,10 +80,10 @@ public class ProgrammaticIdempotency implements Idempotency {
         try {
             handler.accept(message.getPayload());
         } catch (RuntimeException | Error e) {
-            return message.nack(Blocking.await(delivery.failed(e)));
+            return message.nack(Blocking.await(delivery, () -> delivery.failed(e)));
         }
         try {
-            Blocking.await(delivery.succeeded());
+            Blocking.await(delivery, delivery::succeeded);
         } catch (IdempotencyException e) {
             return message.nack(e);
         }

@@ -62,7 +62,7 @@ public class TransactionalDeliveryInterceptor {
         }
         registry.registerInterposedSynchronization(new Ending(delivery));
         if (delivery.state() == DeliveryState.KEYED
-                && !Blocking.await(delivery.claimInTransaction(keys, Uni.createFrom()::item))) {
+                && !Blocking.await(delivery, () -> delivery.claimInTransaction(keys, Uni.createFrom()::item))) {
             return null; // a duplicate, or a dead owner's claim to take over on a lease first: the handler does not run
         }
         Object result;
@@ -84,7 +84,7 @@ public class TransactionalDeliveryInterceptor {
         }
         try {
             if (registry.getTransactionStatus() == Status.STATUS_ACTIVE && delivery.state() == DeliveryState.CLAIMED
-                    && plan.confirmsInTransaction() && !Blocking.await(delivery.confirmInTransaction(keys))) {
+                    && plan.confirmsInTransaction() && !Blocking.await(delivery, () -> delivery.confirmInTransaction(keys))) {
                 registry.setRollbackOnly(); // the claim was taken over: this run's work must not commit
             }
         } catch (StoreUnavailableException e) {

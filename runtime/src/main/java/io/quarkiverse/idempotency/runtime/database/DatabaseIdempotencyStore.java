@@ -5,6 +5,7 @@ import static io.quarkiverse.idempotency.runtime.database.SqlCalls.SqlArray.varc
 
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
@@ -18,6 +19,7 @@ import jakarta.transaction.TransactionManager;
 import io.quarkiverse.idempotency.Claim;
 import io.quarkiverse.idempotency.MessageFacts;
 import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.SynchronousStore;
 import io.quarkiverse.idempotency.runtime.database.LeaseBatches.ClaimRequest;
 import io.quarkiverse.idempotency.runtime.database.LeaseBatches.ConfirmRequest;
 import io.smallrye.mutiny.Uni;
@@ -32,7 +34,7 @@ import io.smallrye.mutiny.Uni;
  * waits for) the caller's. In-transaction claims and confirms join the caller's transaction: the datasource hands out
  * the connection enlisted in it.
  */
-public class DatabaseIdempotencyStore implements SqlKeyStore {
+public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
 
     /** ON CONFLICT without a unique index matching it: the table was moved to partitions while this ran. */
     private static final String NO_UNIQUE_INDEX = "42P10";
@@ -97,7 +99,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
      * @param failure what failed, for the exception's message
      */
     private <T> T run(Function<SqlCalls, Uni<T>> operation, String failure) {
-        return table.connect(c -> JdbcCalls.answered(operation.apply(new JdbcCalls(c))), failure);
+        return table.connect(c -> JdbcCalls.answered(c, operation), failure);
     }
 
     @Override
@@ -337,7 +339,11 @@ public class DatabaseIdempotencyStore implements SqlKeyStore {
     /** {@link #awaitDurable()}, reading in the flush's own statement whether a form of the key is confirmed. */
     @Override
     public boolean awaitConfirmedDurably(List<ScopedKey> forms) {
-        return flushes.awaitConfirmed(forms.stream().map(StorageKeys::of).toList());
+        List<String> ids = new ArrayList<>(forms.size());
+        for (ScopedKey form : forms) {
+            ids.add(StorageKeys.of(form));
+        }
+        return flushes.awaitConfirmed(ids);
     }
 
     /** @return how many WAL flushes ran for asynchronously committed deliveries, and how many deliveries they served */

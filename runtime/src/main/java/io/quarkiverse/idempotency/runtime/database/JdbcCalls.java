@@ -6,7 +6,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
+import io.quarkiverse.idempotency.runtime.SameThread;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniSubscriber;
 import io.smallrye.mutiny.subscription.UniSubscription;
@@ -81,6 +83,21 @@ final class JdbcCalls implements SqlCalls {
             } else {
                 ps.setString(i + 1, (String) value);
             }
+        }
+    }
+
+    /**
+     * @return the outcome of an operation over this connection's calls, assembled and answered on this thread with no
+     *         thread context captured by its operators ({@link SameThread}: each would cost a capture per message)
+     * @throws SQLException a statement's failure, as the driver threw it
+     */
+    static <T> T answered(Connection connection, Function<SqlCalls, Uni<T>> operation) throws SQLException {
+        try {
+            return SameThread.run(() -> answered(operation.apply(new JdbcCalls(connection))));
+        } catch (SQLException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 

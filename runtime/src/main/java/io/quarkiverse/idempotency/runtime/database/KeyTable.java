@@ -174,14 +174,14 @@ public final class KeyTable {
         return new SqlSessions() {
             @Override
             public <T> Uni<T> inTransaction(Function<SqlCalls, Uni<T>> work, String failure) {
-                return Uni.createFrom().item(() -> transaction(c -> JdbcCalls.answered(work.apply(new JdbcCalls(c))),
+                return Uni.createFrom().item(() -> transaction(c -> JdbcCalls.answered(c, work),
                         failure));
             }
 
             @Override
             public <T> Uni<T> onConnection(Function<SqlCalls, Uni<T>> work, String failure) {
                 return Uni.createFrom().item(() -> outsideTransactions(() -> connect(
-                        c -> JdbcCalls.answered(work.apply(new JdbcCalls(c))), failure)));
+                        c -> JdbcCalls.answered(c, work), failure)));
             }
         };
     }

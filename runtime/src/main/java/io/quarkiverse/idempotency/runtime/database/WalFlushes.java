@@ -48,7 +48,7 @@ final class WalFlushes {
             asked.addAll(ids);
         }
         Set<String> confirmed = table.transaction(
-                c -> JdbcCalls.answered(protocol.confirmedOnceFlushed(new JdbcCalls(c), asked)),
+                c -> JdbcCalls.answered(c, db -> protocol.confirmedOnceFlushed(db, asked)),
                 "Could not flush the WAL");
         List<Boolean> answers = new ArrayList<>(batch.size());
         for (List<String> ids : batch) {

@@ -1,0 +1,177 @@
+package io.quarkiverse.idempotency.test.database;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+import jakarta.transaction.Transactional;
+
+import org.eclipse.microprofile.context.spi.ThreadContextProvider;
+import org.eclipse.microprofile.context.spi.ThreadContextSnapshot;
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.spi.Connector;
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.spec.JavaArchive;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.IdempotencyMode;
+import io.quarkiverse.idempotency.Idempotent;
+import io.quarkiverse.idempotency.test.support.Delivered;
+import io.quarkiverse.idempotency.test.support.Sql;
+import io.quarkiverse.idempotency.test.support.TestApps;
+import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.reactive.messaging.annotations.Blocking;
+import io.smallrye.reactive.messaging.memory.InMemoryConnector;
+
+/**
+ * What the hot path pays for context propagation: a delivery of a blocking handler over the database store (JDBC) takes
+ * no thread-context capture of the extension's own. Every Mutiny operator captures the thread's contexts where SmallRye
+ * Context Propagation is present (every Quarkus application with Mutiny), and the delivery's transitions and the
+ * store's statements, written once over {@code Uni}, settle on the worker thread before they return: a capture there
+ * buys nothing and costs each message a snapshot and two switches per operator (before this was fixed: 11 captures a
+ * message in the in-transaction default, 15 with asynchronous-commit, 16 in lease mode; now none). Counted with a
+ * {@link ThreadContextProvider} of the test's own,
+ * asked for a snapshot at each capture: the same messages through a handler without {@code @Idempotent} set the
+ * baseline (the connector's and SmallRye's own captures).
+ */
+class ThreadContextCapturesTest {
+
+    private static final int MESSAGES = 40;
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.postgres(
+            new String[] { "plain-charges", "charges", "async-charges", "lease-charges" })
+            .setArchiveProducer(() -> ShrinkWrap.create(JavaArchive.class)
+                    .addClasses(Charger.class, Charge.class, CountingCaptures.class, Delivered.class, TestApps.class,
+                            Sql.class)
+                    .addAsServiceProvider(ThreadContextProvider.class, CountingCaptures.class))
+            .overrideConfigKey("quarkus.idempotency.channels.async-charges.asynchronous-commit", "true")
+            .overrideConfigKey("quarkus.idempotency.purge.enabled", "false");
+
+    @Inject
+    @Connector("smallrye-in-memory")
+    InMemoryConnector connector;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @BeforeEach
+    void clean() throws SQLException {
+        new Sql(dataSource).execute("DELETE FROM idempotency_record");
+        new Sql(dataSource).execute("DELETE FROM test_charge");
+    }
+
+    @Test
+    void theInTransactionDefaultCapturesNoContextOfItsOwn() {
+        assertNoCaptureOfItsOwn("charges");
+    }
+
+    @Test
+    void anAsynchronousCommitAndItsFlushCaptureNoContextOfTheirOwn() {
+        assertNoCaptureOfItsOwn("async-charges");
+    }
+
+    @Test
+    void aLeaseModeClaimAndConfirmCaptureNoContextOfTheirOwn() {
+        assertNoCaptureOfItsOwn("lease-charges");
+    }
+
+    private void assertNoCaptureOfItsOwn(String channel) {
+        captures("plain-charges", "warm-plain-" + channel); // the first messages of a channel set up its pipeline
+        captures(channel, "warm-" + channel);
+        long plain = captures("plain-charges", "plain-" + channel);
+        long idempotent = captures(channel, channel);
+        System.out.printf("THREAD CONTEXT CAPTURES: %d messages, %d without @Idempotent, %d through %s%n", MESSAGES,
+                plain, idempotent, channel);
+        assertTrue(plain > 0, "the counting provider is asked at each capture: " + plain);
+        // each message one by one: anything the extension captured shows as a capture (or more) per message
+        assertTrue(idempotent - plain < MESSAGES / 4, "@Idempotent on " + channel + " captured " + (idempotent - plain)
+                + " thread contexts more than the same " + MESSAGES + " messages without it (" + plain + ")");
+    }
+
+    /** @return the captures made while {@link #MESSAGES} messages were delivered on {@code channel}, one at a time */
+    private long captures(String channel, String prefix) {
+        List<Delivered<String>> sent = new ArrayList<>();
+        long before = CountingCaptures.CAPTURES.get();
+        for (int i = 0; i < MESSAGES; i++) {
+            Delivered<String> delivered = Delivered.withId(prefix + "-" + i, prefix + "-" + i);
+            sent.add(delivered);
+            connector.source(channel).send(delivered.message());
+            await().atMost(Duration.ofSeconds(30)).until(delivered::settled);
+        }
+        long captures = CountingCaptures.CAPTURES.get() - before;
+        sent.forEach(delivered -> assertEquals(1, delivered.acks(), delivered.toString()));
+        return captures;
+    }
+
+    /** A context of the test's own, propagated like every other: counts the snapshots taken of it. */
+    public static class CountingCaptures implements ThreadContextProvider {
+
+        static final AtomicLong CAPTURES = new AtomicLong();
+
+        @Override
+        public ThreadContextSnapshot currentContext(Map<String, String> props) {
+            CAPTURES.incrementAndGet();
+            return () -> () -> {
+            };
+        }
+
+        @Override
+        public ThreadContextSnapshot clearedContext(Map<String, String> props) {
+            return () -> () -> {
+            };
+        }
+
+        @Override
+        public String getThreadContextType() {
+            return "IdempotencyTestCaptures";
+        }
+    }
+
+    @Singleton
+    public static class Charger {
+
+        @Incoming("plain-charges")
+        @Blocking(ordered = false)
+        @Transactional
+        void chargePlainly(String orderId) {
+            Charge.of(orderId).persist();
+        }
+
+        @Incoming("charges")
+        @Idempotent
+        @Blocking(ordered = false)
+        @Transactional
+        void charge(String orderId) {
+            Charge.of(orderId).persist();
+        }
+
+        @Incoming("async-charges")
+        @Idempotent
+        @Blocking(ordered = false)
+        @Transactional
+        void chargeAsynchronously(String orderId) {
+            Charge.of(orderId).persist();
+        }
+
+        @Incoming("lease-charges")
+        @Idempotent(mode = IdempotencyMode.LEASE)
+        @Blocking(ordered = false)
+        @Transactional
+        void chargeOnALease(String orderId) {
+            Charge.of(orderId).persist();
+        }
+    }
+}

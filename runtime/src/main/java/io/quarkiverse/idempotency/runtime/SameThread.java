@@ -1,0 +1,46 @@
+package io.quarkiverse.idempotency.runtime;
+
+import java.util.concurrent.Callable;
+
+import org.eclipse.microprofile.context.ThreadContext;
+
+import io.smallrye.context.CleanAutoCloseable;
+import io.smallrye.context.SmallRyeThreadContext;
+
+/**
+ * Runs Mutiny work that is answered on the calling thread before it returns (the JDBC store's statements), without
+ * capturing the thread's contexts for its operators. With SmallRye Context Propagation, which every Quarkus
+ * application with Mutiny has, each Mutiny operator captures the thread's contexts (the JTA transaction, the CDI request
+ * context, ...) when it is assembled and sets them around each of its callbacks: work whose callbacks all run on this
+ * thread, within this call, runs in those contexts anyway, so that is a capture and two switches per operator per
+ * message for nothing. Here the work is assembled and run with a thread context that propagates and clears nothing,
+ * whose operators are left as they are.
+ * <p>
+ * Only for work that completes before the call returns: a callback run later, or on another thread, would run in
+ * whatever contexts that thread has.
+ */
+public final class SameThread {
+
+    /** Built at run time, on first use: the context manager is there once the application started. */
+    private static volatile SmallRyeThreadContext none;
+
+    private SameThread() {
+    }
+
+    /** @return the outcome of {@code work}, run with no context captured by the Mutiny operators it assembles */
+    public static <T> T run(Callable<T> work) throws Exception {
+        try (CleanAutoCloseable ignored = SmallRyeThreadContext.withThreadContext(none())) {
+            return work.call();
+        }
+    }
+
+    private static SmallRyeThreadContext none() {
+        SmallRyeThreadContext context = none;
+        if (context == null) {
+            context = (SmallRyeThreadContext) ThreadContext.builder().propagated().cleared()
+                    .unchanged(ThreadContext.ALL_REMAINING).build();
+            none = context;
+        }
+        return context;
+    }
+}
