@@ -14,6 +14,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 
+import io.quarkiverse.idempotency.runtime.SynchronousStore;
+
 /**
  * An {@link IdempotencyStore} in this process's memory, with a sliding window: a key is remembered for its retention
  * and then forgotten.
@@ -22,7 +24,7 @@ import java.util.stream.Stream;
  * processes each with their own memory is exactly the case idempotency exists for. It does not join transactions:
  * a key is confirmed after the handler's transaction committed.
  */
-public final class InMemoryIdempotencyStore implements IdempotencyStore {
+public final class InMemoryIdempotencyStore implements IdempotencyStore, SynchronousStore {
 
     private static final int MIN_SWEEP_INTERVAL = 1024;
 

@@ -2,9 +2,11 @@ package io.quarkiverse.idempotency.runtime;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.helpers.EmptyUniSubscription;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.smallrye.mutiny.subscription.UniSubscriber;
 import io.smallrye.mutiny.subscription.UniSubscription;
@@ -76,11 +78,14 @@ final class Blocking {
      */
     private static final class Outcome<T> extends CompletableFuture<T> implements UniSubscriber<T> {
 
-        private volatile UniSubscription subscription;
+        /** The subscription, or {@link EmptyUniSubscription#CANCELLED} once cancelled: a late one is cancelled too. */
+        private final AtomicReference<UniSubscription> subscription = new AtomicReference<>();
 
         @Override
         public void onSubscribe(UniSubscription subscription) {
-            this.subscription = subscription;
+            if (!this.subscription.compareAndSet(null, subscription)) {
+                subscription.cancel(); // cancelled before it arrived (a call run later on the worker pool)
+            }
         }
 
         @Override
@@ -94,7 +99,7 @@ final class Blocking {
         }
 
         void cancel() {
-            UniSubscription current = subscription;
+            UniSubscription current = subscription.getAndSet(EmptyUniSubscription.CANCELLED);
             if (current != null) {
                 current.cancel();
             }

@@ -68,9 +68,10 @@ public interface KeyCalls {
                 return Uni.createFrom().item(call);
             }
 
+            // a store that never blocks may still hand work to another thread: only the extension's own are known
             @Override
             public boolean answersOnCallingThread() {
-                return true;
+                return store instanceof SynchronousStore;
             }
         };
     }

@@ -46,12 +46,12 @@ final class KeyRecord {
         return transaction.claim(key, token(), policy.retention(), policy.asynchronousCommit(), facts);
     }
 
-    /** @return whether the key storage is changing: the key's record may still be under its other form */
     /** @return whether this record's store calls made now are answered on this thread ({@link SameThread}) */
     boolean answersOnCallingThread() {
         return calls.answersOnCallingThread();
     }
 
+    /** @return whether the key storage is changing: the key's record may still be under its other form */
     boolean changingForm() {
         return previousKey != null;
     }

@@ -21,8 +21,14 @@ import io.smallrye.context.SmallRyeThreadContext;
  */
 public final class SameThread {
 
-    /** Built at run time, on first use: the context manager is there once the application started. */
-    private static volatile SmallRyeThreadContext none;
+    /**
+     * Built at run time, on first use, for the application's class loader (the context manager is there once the
+     * application started; in dev mode a reloaded application has a context manager of its own).
+     */
+    private static volatile Built none;
+
+    private record Built(ClassLoader loader, SmallRyeThreadContext context) {
+    }
 
     private SameThread() {
     }
@@ -35,12 +41,13 @@ public final class SameThread {
     }
 
     private static SmallRyeThreadContext none() {
-        SmallRyeThreadContext context = none;
-        if (context == null) {
-            context = (SmallRyeThreadContext) ThreadContext.builder().propagated().cleared()
-                    .unchanged(ThreadContext.ALL_REMAINING).build();
-            none = context;
+        ClassLoader loader = Thread.currentThread().getContextClassLoader();
+        Built built = none;
+        if (built == null || built.loader() != loader) {
+            built = new Built(loader, (SmallRyeThreadContext) ThreadContext.builder().propagated().cleared()
+                    .unchanged(ThreadContext.ALL_REMAINING).build());
+            none = built;
         }
-        return context;
+        return built.context();
     }
 }

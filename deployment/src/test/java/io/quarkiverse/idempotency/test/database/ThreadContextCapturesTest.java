@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import jakarta.inject.Inject;
@@ -32,6 +33,7 @@ import io.quarkiverse.idempotency.test.support.Delivered;
 import io.quarkiverse.idempotency.test.support.Sql;
 import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.context.SmallRyeThreadContext;
 import io.smallrye.reactive.messaging.annotations.Blocking;
 import io.smallrye.reactive.messaging.memory.InMemoryConnector;
 
@@ -93,9 +95,16 @@ class ThreadContextCapturesTest {
         captures(channel, "warm-" + channel);
         long plain = captures("plain-charges", "plain-" + channel);
         long idempotent = captures(channel, channel);
-        System.out.printf("THREAD CONTEXT CAPTURES: %d messages, %d without @Idempotent, %d through %s%n", MESSAGES,
-                plain, idempotent, channel);
+        // the same worker threads again, after the extension's deliveries: as many captures as before them
+        long plainAfter = captures("plain-charges", "plain-after-" + channel);
+        assertTrue(Math.abs(plainAfter - plain) < MESSAGES / 4, "without @Idempotent, " + plain + " captures before "
+                + channel + "'s deliveries and " + plainAfter + " after them");
+        System.out.printf("THREAD CONTEXT CAPTURES: %d messages, %d without @Idempotent (%d after), %d through %s%n",
+                MESSAGES, plain, plainAfter, idempotent, channel);
         assertTrue(plain > 0, "the counting provider is asked at each capture: " + plain);
+        assertEquals(0, Charger.LEFT_WITHOUT_CONTEXTS.get(), "a handler ran with the thread context the extension sets"
+                + " around its own transitions: it was left on the thread, and would keep the handler's own work from"
+                + " propagating its contexts");
         // each message one by one: anything the extension captured shows as a capture (or more) per message
         assertTrue(idempotent - plain < MESSAGES / 4, "@Idempotent on " + channel + " captured " + (idempotent - plain)
                 + " thread contexts more than the same " + MESSAGES + " messages without it (" + plain + ")");
@@ -120,10 +129,12 @@ class ThreadContextCapturesTest {
     public static class CountingCaptures implements ThreadContextProvider {
 
         static final AtomicLong CAPTURES = new AtomicLong();
+        static final ThreadLocal<Boolean> CAPTURED_HERE = ThreadLocal.withInitial(() -> false);
 
         @Override
         public ThreadContextSnapshot currentContext(Map<String, String> props) {
             CAPTURES.incrementAndGet();
+            CAPTURED_HERE.set(true);
             return () -> () -> {
             };
         }
@@ -143,11 +154,26 @@ class ThreadContextCapturesTest {
     @Singleton
     public static class Charger {
 
+        /** Handlers in which a capture of the thread's contexts captured nothing. */
+        static final AtomicInteger LEFT_WITHOUT_CONTEXTS = new AtomicInteger();
+
+        private static void work(String orderId) {
+            // what a handler's own Mutiny operators or contextual futures capture here: every context, as without
+            // the extension (its own thread context, which propagates nothing, must not be left on the thread)
+            CountingCaptures.CAPTURED_HERE.set(false);
+            SmallRyeThreadContext.getCurrentThreadContextOrDefaultContexts().contextualRunnable(() -> {
+            });
+            if (!CountingCaptures.CAPTURED_HERE.get()) {
+                LEFT_WITHOUT_CONTEXTS.incrementAndGet();
+            }
+            Charge.of(orderId).persist();
+        }
+
         @Incoming("plain-charges")
         @Blocking(ordered = false)
         @Transactional
         void chargePlainly(String orderId) {
-            Charge.of(orderId).persist();
+            work(orderId);
         }
 
         @Incoming("charges")
@@ -155,7 +181,7 @@ class ThreadContextCapturesTest {
         @Blocking(ordered = false)
         @Transactional
         void charge(String orderId) {
-            Charge.of(orderId).persist();
+            work(orderId);
         }
 
         @Incoming("async-charges")
@@ -163,7 +189,7 @@ class ThreadContextCapturesTest {
         @Blocking(ordered = false)
         @Transactional
         void chargeAsynchronously(String orderId) {
-            Charge.of(orderId).persist();
+            work(orderId);
         }
 
         @Incoming("lease-charges")
@@ -171,7 +197,7 @@ class ThreadContextCapturesTest {
         @Blocking(ordered = false)
         @Transactional
         void chargeOnALease(String orderId) {
-            Charge.of(orderId).persist();
+            work(orderId);
         }
     }
 }

@@ -202,17 +202,19 @@ final class PartitionStatements {
     }
 
     /**
-     * The partitions of the table, each with its bounds in milliseconds since the epoch (a bound of {@code MINVALUE}
-     * or {@code MAXVALUE} is null), whether a concurrent detach of it is pending, and its estimated row count (-1
+     * The partitions of the table, each with its bounds in microseconds since the epoch, exactly as PostgreSQL keeps
+     * them (a bound of {@code MINVALUE} or {@code MAXVALUE} is null): a partition made after one whose bound is not a
+     * whole millisecond (the old table's, after a move) starts exactly where it ends, neither overlapping it nor leaving
+     * a gap; whether a concurrent detach of it is pending, and its estimated row count (-1
      * before it was first analysed).
      * <p>
      * Parameters: 1 the table.
      */
     static String partitions() {
         return "SELECT format('%I.%I', n.nspname, c.relname), (extract(epoch FROM (regexp_match(pg_get_expr("
-                + "c.relpartbound, c.oid), 'FROM \\(''([^'']*)''\\)'))[1]::timestamptz) * 1000)::bigint,"
+                + "c.relpartbound, c.oid), 'FROM \\(''([^'']*)''\\)'))[1]::timestamptz) * 1000000)::bigint,"
                 + " (extract(epoch FROM (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']*)''\\)'))[1]"
-                + "::timestamptz) * 1000)::bigint, i.inhdetachpending, c.reltuples::bigint"
+                + "::timestamptz) * 1000000)::bigint, i.inhdetachpending, c.reltuples::bigint"
                 + " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
                 + " WHERE i.inhparent = to_regclass(?)";
     }

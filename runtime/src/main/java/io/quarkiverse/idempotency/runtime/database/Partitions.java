@@ -265,7 +265,8 @@ final class Partitions {
         return db.query(PartitionStatements.now()).map(rows -> Instant.ofEpochMilli(rows.get(0).number(0)));
     }
 
-    private static Instant instant(Long millis) {
-        return millis == null ? null : Instant.ofEpochMilli(millis);
+    private static Instant instant(Long micros) {
+        return micros == null ? null
+                : Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
     }
 }
