@@ -41,13 +41,7 @@ final class Blocking {
             return await(transition.get());
         }
         // settled before the subscription returns: assembled and run without a context capture per operator
-        try {
-            return SameThread.run(() -> await(transition.get()));
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IllegalStateException(e); // await throws nothing checked
-        }
+        return SameThread.<T, RuntimeException> run(() -> await(transition.get()));
     }
 
     /** {@link #await(Delivery, Supplier)}, for a transition assembled already. */

@@ -1,7 +1,5 @@
 package io.quarkiverse.idempotency.runtime;
 
-import java.util.concurrent.Callable;
-
 import org.eclipse.microprofile.context.ThreadContext;
 
 import io.smallrye.context.CleanAutoCloseable;
@@ -33,8 +31,14 @@ public final class SameThread {
     private SameThread() {
     }
 
+    /** Work that may throw one kind of checked exception, which {@link #run} passes on as it is. */
+    @FunctionalInterface
+    public interface Work<T, E extends Exception> {
+        T call() throws E;
+    }
+
     /** @return the outcome of {@code work}, run with no context captured by the Mutiny operators it assembles */
-    public static <T> T run(Callable<T> work) throws Exception {
+    public static <T, E extends Exception> T run(Work<T, E> work) throws E {
         try (CleanAutoCloseable ignored = SmallRyeThreadContext.withThreadContext(none())) {
             return work.call();
         }

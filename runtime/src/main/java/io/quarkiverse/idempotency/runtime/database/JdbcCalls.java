@@ -92,13 +92,7 @@ final class JdbcCalls implements SqlCalls {
      * @throws SQLException a statement's failure, as the driver threw it
      */
     static <T> T answered(Connection connection, Function<SqlCalls, Uni<T>> operation) throws SQLException {
-        try {
-            return SameThread.run(() -> answered(operation.apply(new JdbcCalls(connection))));
-        } catch (SQLException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
+        return SameThread.<T, SQLException> run(() -> answered(operation.apply(new JdbcCalls(connection))));
     }
 
     /**

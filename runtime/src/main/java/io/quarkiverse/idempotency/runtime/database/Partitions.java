@@ -206,14 +206,8 @@ final class Partitions {
             }
             Instant end = nextEnd;
             // one after the other, however many (after a long stop): a stream, not a chain as deep as they are many
-            Uni<Long> dropped = Multi.createFrom().iterable(ended).onItem().transformToUniAndConcatenate(partition -> rows(
-                    db, partition).call(
-                            () -> db.execute(partition.detachPending()
-                                    ? PartitionStatements.finalizeDetach(table, partition.name())
-                                    : PartitionStatements.detach(table, partition.name())))
-                    .call(() -> db.execute(PartitionStatements.drop(partition.name())))
-                    .invoke(rows -> LOG.debugf("Dropped partition %s (keys expiring before %s: %d)",
-                            partition.name(), partition.to(), rows)))
+            Uni<Long> dropped = Multi.createFrom().iterable(ended).onItem()
+                    .transformToUniAndConcatenate(partition -> drop(db, partition))
                     .collect().with(Collectors.summingLong(Long::longValue));
             // detached by a purge that stopped before dropping them
             return dropped.call(() -> db.query(PartitionStatements.orphans(), PartitionStatements.comment(table))
@@ -248,6 +242,17 @@ final class Partitions {
     /** @return the table's partitions, read on a connection of its own */
     Uni<List<Partition>> list() {
         return sessions.onConnection(this::list, "Could not list the partitions of '" + table + "'");
+    }
+
+    // detached concurrently (or its interrupted detach completed), then dropped: its keys, counted first
+    private Uni<Long> drop(SqlCalls db, Partition partition) {
+        return rows(db, partition)
+                .call(() -> db.execute(partition.detachPending()
+                        ? PartitionStatements.finalizeDetach(table, partition.name())
+                        : PartitionStatements.detach(table, partition.name())))
+                .call(() -> db.execute(PartitionStatements.drop(partition.name())))
+                .invoke(rows -> LOG.debugf("Dropped partition %s (keys expiring before %s: %d)", partition.name(),
+                        partition.to(), rows));
     }
 
     private Uni<List<Partition>> list(SqlCalls db) {
