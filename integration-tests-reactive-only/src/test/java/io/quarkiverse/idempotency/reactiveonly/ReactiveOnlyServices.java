@@ -27,6 +27,11 @@ final class ReactiveOnlyServices {
     private static final List<String> WAITING = List.of("LockSupport.park", "Object.wait", "Thread.sleep",
             "UniBlockingAwait", "sun.nio.ch.NioSocketImpl", "java.net.Socket", "org.postgresql", "io.agroal");
 
+    // A wait is ours when a frame of the extension or of the application's handlers is in the blocked loop's stack: a
+    // broker connector's own wait is not (RabbitMQ's connector converts a JSON payload on the event loop, and two
+    // loops converting their first messages wait on Jackson's deserializer cache while the other builds it).
+    private static final String OURS = "io.quarkiverse.idempotency.";
+
     private ReactiveOnlyServices() {
     }
 
@@ -44,13 +49,14 @@ final class ReactiveOnlyServices {
     }
 
     /**
-     * @return Vert.x's reports of an event loop blocked while it waited (parked, sleeping, in blocking socket I/O: a
-     *         store call that blocks) rather than computed (on this shared 2-core machine, a class loaded or a query
+     * @return Vert.x's reports of an event loop blocked in the extension's or the handlers' code while it waited
+     *         (parked, sleeping, in blocking socket I/O: a store call that blocks) rather than computed (on this shared 2-core
+     *         machine, a class loaded or a query
      *         parsed for the first time can hold a loop past 100 ms); the logs need their stack frames
      */
     static List<String> waitingLoops(LogCapture logs) {
         return logs.matching("has been blocked for").stream().filter(report -> WAITING.stream().anyMatch(report::contains))
-                .toList();
+                .filter(report -> report.contains(OURS)).toList();
     }
 
     /**
