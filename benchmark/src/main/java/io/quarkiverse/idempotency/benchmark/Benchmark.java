@@ -236,6 +236,13 @@ public class Benchmark implements QuarkusApplication {
                 medianOfPairs("asynchronous-commit @Idempotent against its statements by hand", rates,
                         r -> rates[r][IDEMPOTENT_FLUSH], r -> rates[r][FLUSH]);
             }
+            // the pairs of the main figures, for the consumers run
+            for (int k : new int[] { 0, 3, FIRST_PEER, FIRST_PEER + 1, FIRST_PEER + 2 }) {
+                if (ONLY.contains(kinds.get(1).channel()) && ONLY.contains(kinds.get(k).channel())) {
+                    medianOfPairs("@Idempotent against " + kinds.get(k).channel(), rates, r -> rates[r][1],
+                            r -> rates[r][k]);
+                }
+            }
             System.out.printf("   lease-mode batches without a transaction: %d claims in %d statements, %d confirms in"
                     + " %d%n", nonTransactionalBatches[1], nonTransactionalBatches[0], nonTransactionalBatches[3],
                     nonTransactionalBatches[2]);

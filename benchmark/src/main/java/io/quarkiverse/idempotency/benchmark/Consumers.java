@@ -140,18 +140,18 @@ public class Consumers {
         lease.incrementAndGet();
     }
 
-    /** The default mode by hand: the guarded insert of the key, in the work's transaction. */
+    /**
+     * The default mode by hand: the guarded insert of the key, in the work's transaction; the handler as the extension's
+     * consumer has it (a {@code @Transactional} method, acked once it returned), so that only the idempotency differs.
+     */
     @Incoming("hand-written")
     @Blocking(ordered = false)
-    CompletionStage<Void> handWritten(Message<String> message) {
-        String id = "hand:" + messageId(message);
-        QuarkusTransaction.requiringNew().run(() -> {
-            if (hand.claimInTransaction(id)) {
-                insert("hand-written", message.getPayload());
-                handWritten.incrementAndGet();
-            }
-        });
-        return message.ack();
+    @Transactional
+    void handWritten(String payload, IncomingRabbitMQMetadata metadata) {
+        if (hand.claimInTransaction("hand:" + metadata.getMessageId().orElseThrow())) {
+            insert("hand-written", payload);
+            handWritten.incrementAndGet();
+        }
     }
 
     /**
@@ -236,19 +236,17 @@ public class Consumers {
 
     /**
      * Spring Integration's idempotent receiver: the message's key put into its JdbcMetadataStore with putIfAbsent,
-     * inside the work's transaction as its documentation asks; a key already there is a duplicate.
+     * inside the work's transaction as its documentation asks; a key already there is a duplicate. The handler as the
+     * extension's consumer has it: a {@code @Transactional} method, acked once it returned.
      */
     @Incoming("spring-metadata")
     @Blocking(ordered = false)
-    CompletionStage<Void> spring(Message<String> message) {
-        String id = messageId(message);
-        QuarkusTransaction.requiringNew().run(() -> {
-            if (peers.spring.putIfAbsent(id, "1") == null) {
-                insert("spring-metadata", message.getPayload());
-                spring.incrementAndGet();
-            }
-        });
-        return message.ack();
+    @Transactional
+    void spring(String payload, IncomingRabbitMQMetadata metadata) {
+        if (peers.spring.putIfAbsent(metadata.getMessageId().orElseThrow(), "1") == null) {
+            insert("spring-metadata", payload);
+            spring.incrementAndGet();
+        }
     }
 
     /** No transaction around the work: its insert commits by itself. */

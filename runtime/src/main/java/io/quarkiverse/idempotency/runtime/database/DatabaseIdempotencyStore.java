@@ -96,9 +96,10 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
      * Runs an operation of the protocol on a connection of the datasource (the one enlisted in the caller's
      * transaction, if any), answered before it returns.
      *
-     * @param failure what failed, for the exception's message
+     * @param failure what failed, for the exception's message: built only if it fails (a key's text is not built for
+     *        every message)
      */
-    private <T> T run(Function<SqlCalls, Uni<T>> operation, String failure) {
+    private <T> T run(Function<SqlCalls, Uni<T>> operation, Supplier<String> failure) {
         return table.connect(c -> JdbcCalls.answered(c, operation), failure);
     }
 
@@ -109,12 +110,12 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
 
     @Override
     public <T> Uni<T> onTable(Function<SqlCalls, Uni<T>> operation) {
-        return Uni.createFrom().item(() -> runOnItsOwn(operation, "Could not use the idempotency table '" + table.name()
+        return Uni.createFrom().item(() -> runOnItsOwn(operation, () -> "Could not use the idempotency table '" + table.name()
                 + "'"));
     }
 
     /** {@link #run}, committed on its own. */
-    private <T> T runOnItsOwn(Function<SqlCalls, Uni<T>> operation, String failure) {
+    private <T> T runOnItsOwn(Function<SqlCalls, Uni<T>> operation, Supplier<String> failure) {
         return table.onItsOwn(() -> run(operation, failure));
     }
 
@@ -178,7 +179,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
             cover(request.retention());
         }
         Supplier<Claim> claim = () -> runOnItsOwn(db -> protocol.claim(db, request, partitioned),
-                "Could not claim key '" + request.key() + "'");
+                () -> "Could not claim key '" + request.key() + "'");
         return partitioned ? claim.get() : relayoutOn(claim, () -> claimAlone(request));
     }
 
@@ -192,7 +193,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
         Supplier<Claim[]> claim = () -> {
             boolean partitioned = this.partitioned;
             return runOnItsOwn(db -> protocol.claimBatch(db, claims, failures, partitioned),
-                    "Could not claim " + claims.describe());
+                    () -> "Could not claim " + claims.describe());
         };
         return claims.answers(relayoutOn(claim, claim), failures);
     }
@@ -269,7 +270,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
     @Override
     public Claim peek(ScopedKey key) {
         // never named: in its other form, the key may be the readable one that digest keys keep out of the logs
-        return runOnItsOwn(db -> protocol.peek(db, key), "Could not look up a key in its other form");
+        return runOnItsOwn(db -> protocol.peek(db, key), () -> "Could not look up a key in its other form");
     }
 
     @Override
@@ -317,7 +318,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
         }
         KeyProtocol.Write write = new KeyProtocol.Write(key, token, retention, facts);
         return relayoutOn(() -> run(db -> protocol.claimInTransaction(db, write, asynchronousCommit, partitioned),
-                "Could not claim key '" + key + "'"), () -> {
+                () -> "Could not claim key '" + key + "'"), () -> {
                     // the statement failed, so the handler's transaction is lost: its delivery is retried, now
                     // partitioned
                     throw new IllegalStateException("The idempotency table '" + table.name() + "' was partitioned while"
@@ -369,7 +370,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
             return List.of(table.onItsOwn(() -> confirmInTransaction(only.key(), only.token(), only.retention())));
         }
         LeaseBatches.Confirms confirms = new LeaseBatches.Confirms(batch);
-        return runOnItsOwn(db -> protocol.confirmBatch(db, confirms), "Could not confirm " + confirms.describe());
+        return runOnItsOwn(db -> protocol.confirmBatch(db, confirms), () -> "Could not confirm " + confirms.describe());
     }
 
     /**
@@ -397,13 +398,13 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
         if (partitioned) {
             cover(retention);
         }
-        return run(db -> protocol.confirmInTransaction(db, key, token, retention), "Could not confirm key '" + key + "'");
+        return run(db -> protocol.confirmInTransaction(db, key, token, retention), () -> "Could not confirm key '" + key + "'");
     }
 
     /** Reads the transaction's state from the driver: no round trip. */
     @Override
     public void checkTransaction(ScopedKey key) {
-        if (table.connect(AbortedTransactions::aborted, "Could not read the transaction state of key '" + key + "'")) {
+        if (table.connect(AbortedTransactions::aborted, () -> "Could not read the transaction state of key '" + key + "'")) {
             throw AbortedTransactions.of(key, null);
         }
     }
@@ -411,13 +412,13 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
     @Override
     public int endLeasesOfEarlierStarts(String instance, String current) {
         return runOnItsOwn(db -> db.update(sql.endLeasesOfEarlierStarts, instance, current),
-                "Could not end the leases of the claims of earlier starts of '" + instance + "'");
+                () -> "Could not end the leases of the claims of earlier starts of '" + instance + "'");
     }
 
     @Override
     public boolean releaseDeadLetter(ScopedKey key) {
         return runOnItsOwn(db -> db.update(sql.releaseDeadLetter, StorageKeys.of(key)),
-                "Could not release key '" + key + "'") == 1;
+                () -> "Could not release key '" + key + "'") == 1;
     }
 
     @Override
@@ -427,13 +428,13 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
             cover(retention);
         }
         return relayoutOn(() -> runOnItsOwn(db -> protocol.recordFailure(db, key, token, failure, maxAttempts,
-                retention, partitioned), "Could not count a failed attempt of key '" + key + "'"),
+                retention, partitioned), () -> "Could not count a failed attempt of key '" + key + "'"),
                 () -> recordFailure(key, token, failure, maxAttempts, retention));
     }
 
     @Override
     public boolean release(ScopedKey key, String token) {
-        return runOnItsOwn(db -> protocol.release(db, key, token), "Could not release key '" + key + "'");
+        return runOnItsOwn(db -> protocol.release(db, key, token), () -> "Could not release key '" + key + "'");
     }
 
     @Override
@@ -443,7 +444,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
         }
         LeaseBatches.Renewals renewals = new LeaseBatches.Renewals(claims);
         runOnItsOwn(db -> db.update(sql.renew, varchar(renewals.ids), varchar(renewals.tokens),
-                bigint(renewals.leases)), "Renewing " + renewals.ids.length + " claims failed");
+                bigint(renewals.leases)), () -> "Renewing " + renewals.ids.length + " claims failed");
     }
 
     /**
@@ -457,7 +458,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
             partitions.createAhead().await().indefinitely();
             return (int) Math.min(Integer.MAX_VALUE, partitions.dropExpired().await().indefinitely());
         }
-        return runOnItsOwn(db -> db.update(sql.purge, limit), "Purging expired keys failed");
+        return runOnItsOwn(db -> db.update(sql.purge, limit), () -> "Purging expired keys failed");
     }
 
     @Override
@@ -468,7 +469,7 @@ public class DatabaseIdempotencyStore implements SqlKeyStore, SynchronousStore {
     @Override
     public Optional<Duration> oldestClaimAge() {
         Double seconds = runOnItsOwn(db -> db.query(sql.oldestClaim).map(rows -> rows.get(0).fraction(0)),
-                "Could not read the oldest claim");
+                () -> "Could not read the oldest claim");
         return seconds == null ? Optional.empty() : Optional.of(Duration.ofMillis((long) (seconds * 1000)));
     }
 

@@ -105,14 +105,24 @@ public final class KeyTable {
      * @param failure what failed, for the exception's message
      */
     public <T> T connect(Work<T> work, String failure) {
+        return connect(work, () -> failure);
+    }
+
+    /**
+     * {@link #connect(Work, String)}, the failure's text built only if the work fails.
+     *
+     * @param failure what failed, for the exception's message
+     */
+    public <T> T connect(Work<T> work, Supplier<String> failure) {
         if (Context.isOnEventLoopThread() && !blockedAnEventLoop) {
             blockedAnEventLoop = true;
-            LOG.calledOnEventLoop(new IllegalStateException("called here"), Thread.currentThread().getName(), failure);
+            LOG.calledOnEventLoop(new IllegalStateException("called here"), Thread.currentThread().getName(),
+                    failure.get());
         }
         try (Connection c = dataSource.getConnection()) {
             return work.run(c);
         } catch (SQLException e) {
-            throw new IllegalStateException(failure + ": " + e.getMessage(), e);
+            throw new IllegalStateException(failure.get() + ": " + e.getMessage(), e);
         }
     }
 
