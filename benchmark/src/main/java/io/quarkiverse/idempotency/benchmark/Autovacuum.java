@@ -5,6 +5,7 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.concurrent.TimeUnit;
 
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -67,12 +68,9 @@ final class Autovacuum implements AutoCloseable {
                 return new Autovacuum(null);
             }
             reload(s, "ALTER SYSTEM SET autovacuum = on");
-            try (ResultSet rs = s.executeQuery("SELECT current_setting('autovacuum')")) {
-                rs.next();
-                System.out.println(rs.getString(1).equals("on")
-                        ? "   (autovacuum, off on this server, is on for the run, as in production)"
-                        : "   (autovacuum could not be turned on: the soak runs without it)");
-            }
+            System.out.println(setting(s, "on")
+                    ? "   (autovacuum, off on this server, is on for the run, as in production)"
+                    : "   (autovacuum could not be turned on: the soak runs without it)");
             return new Autovacuum(c);
         } catch (SQLException | RuntimeException e) {
             c.close();
@@ -96,6 +94,29 @@ final class Autovacuum implements AutoCloseable {
                 Runtime.getRuntime().removeShutdownHook(restore);
             } catch (IllegalStateException shuttingDown) {
                 // the hook runs, finds it closed
+            }
+        }
+    }
+
+    /**
+     * @return whether this session sees autovacuum set as expected within two seconds: a reload is a signal, which a
+     *         session takes in between its statements, so the statement right after {@code pg_reload_conf()} may still
+     *         see the old setting (it did: the soak said autovacuum could not be turned on while the server had it on)
+     */
+    private static boolean setting(Statement s, String expected) throws SQLException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (true) {
+            try (ResultSet rs = s.executeQuery("SELECT current_setting('autovacuum')")) {
+                rs.next();
+                if (rs.getString(1).equals(expected) || System.nanoTime() > deadline) {
+                    return rs.getString(1).equals(expected);
+                }
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
             }
         }
     }
