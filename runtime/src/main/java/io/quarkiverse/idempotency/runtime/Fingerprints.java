@@ -2,8 +2,6 @@ package io.quarkiverse.idempotency.runtime;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.UUID;
@@ -24,12 +22,6 @@ import io.vertx.core.json.JsonObject;
 final class Fingerprints {
 
     private static final Base64.Encoder BASE64 = Base64.getUrlEncoder().withoutPadding();
-    /**
-     * A digest per thread, made on the thread's first message: looking one up per message went through the security
-     * providers each time (a profile's 1% of a consumer's time). The digests are made at run time, on the threads that
-     * use them: a native image initializing this class at build time holds only the empty thread-local.
-     */
-    private static final ThreadLocal<MessageDigest> DIGESTS = ThreadLocal.withInitial(Fingerprints::sha256);
 
     private Fingerprints() {
     }
@@ -42,17 +34,7 @@ final class Fingerprints {
 
     /** @return the fingerprint of those bytes */
     static String of(byte[] bytes) {
-        // digest() resets the digest: the thread's one is ready for its next message
-        byte[] hash = DIGESTS.get().digest(bytes);
-        return BASE64.encodeToString(Arrays.copyOf(hash, 16));
-    }
-
-    private static MessageDigest sha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required of every JVM", e);
-        }
+        return BASE64.encodeToString(Arrays.copyOf(Sha256.of(bytes), 16));
     }
 
     private static byte[] canonical(Object payload) {

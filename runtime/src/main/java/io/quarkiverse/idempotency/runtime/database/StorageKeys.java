@@ -1,11 +1,10 @@
 package io.quarkiverse.idempotency.runtime.database;
 
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.Sha256;
 
 /**
  * Turns a scope and a key into the primary key of the table: {@code scope:key}, with {@code \} and {@code :} escaped
@@ -49,10 +48,6 @@ final class StorageKeys {
     }
 
     private static byte[] sha256(String s) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required of every JVM", e);
-        }
+        return Sha256.of(s.getBytes(StandardCharsets.UTF_8));
     }
 }
