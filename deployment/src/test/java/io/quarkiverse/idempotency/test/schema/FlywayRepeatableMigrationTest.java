@@ -69,6 +69,7 @@ class FlywayRepeatableMigrationTest {
         assertEquals("message_keys_claims,message_keys_pkey", sql.query("SELECT string_agg("
                 + "indexname, ',' ORDER BY indexname) FROM pg_indexes WHERE schemaname = '" + SCHEMA
                 + "' AND tablename = 'message_keys'"));
+        assertEquals("0", SchemaSql.stateChecks(sql, SCHEMA + ".message_keys"), "no state check constraint");
         assertEquals(ClaimResult.NEW, store.claim(new ScopedKey("flyway", "k"), "f#1", Duration.ofSeconds(30),
                 Duration.ofHours(1)).result());
         assertEquals("1", sql.query("SELECT count(*)::text FROM " + SCHEMA + ".message_keys"));

@@ -47,7 +47,7 @@ class LiquibaseChangelogTest {
 
     @Test
     void theChangelogCreatesTheTableTheStoreUses() throws SQLException {
-        assertEquals("4", new Sql(dataSource).query("SELECT count(*)::text FROM databasechangelog"
+        assertEquals("5", new Sql(dataSource).query("SELECT count(*)::text FROM databasechangelog"
                 + " WHERE author = 'quarkus-idempotency'"));
         // idempotency.partitioning=time: a new table partitioned by expiry; the store (validating) made its functions
         // and partitions at startup
@@ -55,6 +55,8 @@ class LiquibaseChangelogTest {
                 + " 'liquibase_keys'::regclass"));
         assertEquals("liquibase_keys_claims,liquibase_keys_pkey", new Sql(dataSource).query("SELECT string_agg("
                 + "indexname, ',' ORDER BY indexname) FROM pg_indexes WHERE tablename = 'liquibase_keys'"));
+        // the first changeset's state check constraint, dropped by the fifth
+        assertEquals("0", SchemaSql.stateChecks(new Sql(dataSource), "liquibase_keys"));
         assertEquals(ClaimResult.NEW, store.claim(new ScopedKey("s", "k"), "t#1", Duration.ofSeconds(30),
                 Duration.ofHours(1)).result());
         assertEquals("1", new Sql(dataSource).query("SELECT count(*)::text FROM liquibase_keys"));

@@ -18,6 +18,7 @@ import org.awaitility.core.ConditionTimeoutException;
 import io.quarkiverse.idempotency.ClaimResult;
 import io.quarkiverse.idempotency.ScopedKey;
 import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkiverse.idempotency.runtime.database.TableStatements;
 import io.quarkiverse.idempotency.test.support.Sql;
 import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
@@ -100,6 +101,23 @@ final class SchemaSql {
         run(statements.toArray(String[]::new));
     }
 
+    /**
+     * Creates a table as version 1.1 created it: this version's columns and indexes, and the check constraint on its
+     * state column that this version no longer has.
+     */
+    static void withStateCheck(String table) {
+        List<String> statements = new ArrayList<>(TableStatements.schema(table));
+        statements.add("ALTER TABLE " + table + " DROP CONSTRAINT IF EXISTS " + table + "_state_check, ADD CONSTRAINT "
+                + table + "_state_check CHECK (state IN ('CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'))");
+        run(statements.toArray(String[]::new));
+    }
+
+    /** @return how many check constraints the table has on its state column */
+    static String stateChecks(Sql sql, String table) throws SQLException {
+        return sql.query("SELECT count(*)::text FROM pg_constraint WHERE conrelid = '" + table + "'::regclass"
+                + " AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'");
+    }
+
     /** Creates the first version's table under a name. */
     static void firstVersion(String table) {
         for (String statement : FIRST_VERSION) {
@@ -109,7 +127,7 @@ final class SchemaSql {
 
     /**
      * Asserts that a first version's table (see {@link #FIRST_VERSION}) was brought up to date: its key still a fact,
-     * the widened state constraint taking a dead letter with its attempts, the claims index there.
+     * its narrow state constraint gone (a dead letter written with its attempts), the claims index there.
      *
      * @param schema the table's schema
      * @param table the table's name, without its schema
@@ -121,7 +139,8 @@ final class SchemaSql {
         store.claim(poison, "t#2", Duration.ofSeconds(30), Duration.ofHours(1));
         assertEquals(1, store.recordFailure(poison, "t#2", "boom", 1, Duration.ofHours(1)));
         assertEquals("DEAD_LETTERED 1", sql.query("SELECT state || ' ' || attempts FROM " + schema + "." + table
-                + " WHERE scoped_key = 's:poison'"), "the widened constraint takes the new states");
+                + " WHERE scoped_key = 's:poison'"), "the new states are written");
+        assertEquals("0", stateChecks(sql, schema + "." + table), "no state check constraint left");
         assertEquals(table + "_claims", sql.query("SELECT indexname FROM pg_indexes WHERE schemaname = '" + schema
                 + "' AND tablename = '" + table + "' AND indexdef LIKE '%WHERE%CLAIMED%'"));
     }

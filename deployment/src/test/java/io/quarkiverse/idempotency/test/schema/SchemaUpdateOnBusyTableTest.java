@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.runtime.database.TableStatements;
 import io.quarkiverse.idempotency.test.support.Sql;
 import io.quarkiverse.idempotency.test.support.TestApps;
 import io.quarkus.test.QuarkusUnitTest;
@@ -35,15 +36,8 @@ class SchemaUpdateOnBusyTableTest {
 
     static {
         SchemaSql.beforeStart(SchemaUpdateOnBusyTableTest.class, () -> {
-            SchemaSql.run("DROP TABLE IF EXISTS busy_keys", "CREATE TABLE busy_keys (scoped_key VARCHAR(255) NOT NULL"
-                    + " PRIMARY KEY, scope VARCHAR(255) NOT NULL, state VARCHAR(16) NOT NULL, claimed_by VARCHAR(128),"
-                    + " recorded_at TIMESTAMP WITH TIME ZONE NOT NULL, expires_at TIMESTAMP WITH TIME ZONE NOT NULL,"
-                    + " lease_until TIMESTAMP WITH TIME ZONE, attempts INTEGER NOT NULL DEFAULT 0,"
-                    + " last_failure VARCHAR(1000), message_id VARCHAR(255), fingerprint VARCHAR(64),"
-                    + " CONSTRAINT busy_keys_state_check"
-                    + " CHECK (state IN ('CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED')))",
-                    "CREATE INDEX busy_keys_expires_at ON busy_keys (expires_at)",
-                    "CREATE INDEX busy_keys_claims ON busy_keys (recorded_at) WHERE state = 'CLAIMED'");
+            SchemaSql.run("DROP TABLE IF EXISTS busy_keys");
+            SchemaSql.run(TableStatements.schema("busy_keys").toArray(String[]::new));
             SchemaSql.holdOpenTransaction("INSERT INTO busy_keys (scoped_key, scope, state, recorded_at, expires_at)"
                     + " VALUES ('s:in-flight', 's', 'CONFIRMED', now(), now() + interval '1 day')", RELEASE, GAVE_UP);
         });

@@ -110,9 +110,9 @@ public class DatabaseSchema {
                             : TableStatements.schema(table.name())) {
                         s.execute(statement);
                     }
-                    String outdated = outdatedStateConstraint(c);
-                    if (outdated != null) {
-                        s.execute(TableStatements.stateConstraint(table.name(), outdated));
+                    TableChecks.StateCheck stateCheck = stateCheck(c);
+                    if (stateCheck != null) {
+                        s.execute(TableStatements.dropStateCheck(table.name(), stateCheck.name()));
                     }
                 }
                 return null;
@@ -319,8 +319,8 @@ public class DatabaseSchema {
         return JdbcCalls.answered(TableChecks.upToDate(new JdbcCalls(c), table.name()));
     }
 
-    // The state column's check constraint of an earlier version lists fewer states: its name, to replace it.
-    private String outdatedStateConstraint(Connection c) throws SQLException {
-        return JdbcCalls.answered(TableChecks.outdatedStateConstraint(new JdbcCalls(c), table.name()));
+    // The state column's check constraint of an earlier version or of Hibernate ORM's table, to drop it.
+    private TableChecks.StateCheck stateCheck(Connection c) throws SQLException {
+        return JdbcCalls.answered(TableChecks.stateCheck(new JdbcCalls(c), table.name()));
     }
 }

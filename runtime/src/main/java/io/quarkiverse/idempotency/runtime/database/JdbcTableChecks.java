@@ -75,11 +75,13 @@ final class JdbcTableChecks {
                         + " that write keys into its partitions");
             }
         }
-        String outdated = JdbcCalls.answered(TableChecks.outdatedStateConstraint(db, table));
-        if (outdated != null) {
+        TableChecks.StateCheck stateCheck = JdbcCalls.answered(TableChecks.stateCheck(db, table));
+        if (stateCheck != null && stateCheck.outdated()) {
             // e.g. a table Hibernate ORM's schema update brought forward: it adds columns, never constraints
-            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + outdated);
-            remedy.add(TableStatements.stateConstraint(table, outdated));
+            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + stateCheck.name());
+            remedy.add(TableStatements.dropStateCheck(table, stateCheck.name()));
+        } else if (stateCheck != null) {
+            TableChecks.warnOfStateCheck(table, stateCheck);
         }
         if (!missing.isEmpty()) {
             throw new StoreMisconfiguredException(TableChecks.olderVersion(table, missing, remedy,

@@ -228,11 +228,15 @@ final class PartitionMigration {
         // partitions are dropped whole, never purged by expiry
         statements.add("DROP INDEX IF EXISTS " + schemaPrefix + name + "_expires_at");
         statements.add("ALTER INDEX IF EXISTS " + schemaPrefix + name + "_claims RENAME TO " + legacyName + "_claims");
+        // the old table's state check, prepared again for each write of a row (see TableChecks.StateCheck): not kept
+        TableChecks.StateCheck stateCheck = JdbcCalls.answered(TableChecks.stateCheck(new JdbcCalls(c), table.name()));
+        if (stateCheck != null) {
+            statements.add(TableStatements.dropStateCheck(legacy, stateCheck.name()));
+        }
         // the partitioned table with the old one's columns as they are (a table Hibernate ORM made has other type
-        // modifiers, which a partition must match), its primary key and state check
+        // modifiers, which a partition must match) and its primary key
         statements.add("CREATE TABLE " + table.name() + " (LIKE " + legacy + " INCLUDING DEFAULTS, CONSTRAINT " + name
-                + "_pkey PRIMARY KEY (scoped_key, expires_at), CONSTRAINT " + name + "_state_check CHECK (state IN ("
-                + TableStatements.STATES + "))) PARTITION BY RANGE (expires_at)");
+                + "_pkey PRIMARY KEY (scoped_key, expires_at)) PARTITION BY RANGE (expires_at)");
         statements.addAll(PartitionStatements.schema(table.name())); // from here on, each does nothing or adds
         statements.add("ALTER TABLE " + table.name() + " ATTACH PARTITION " + legacy + " FOR VALUES FROM (MINVALUE) TO ('"
                 + bound + "')");

@@ -79,9 +79,8 @@ final class PartitionStatements {
         TableStatements.COLUMNS.forEach((column, definition) -> create.append(column).append(' ')
                 .append(definition.replace(" PRIMARY KEY", "")).append(", "));
         String name = nameOf(table);
-        create.append("CONSTRAINT ").append(name).append("_pkey PRIMARY KEY (scoped_key, expires_at), CONSTRAINT ")
-                .append(name).append("_state_check CHECK (state IN (").append(TableStatements.STATES)
-                .append("))) PARTITION BY RANGE (expires_at)");
+        create.append("CONSTRAINT ").append(name).append("_pkey PRIMARY KEY (scoped_key, expires_at))")
+                .append(" PARTITION BY RANGE (expires_at)");
         return create.toString();
     }
 

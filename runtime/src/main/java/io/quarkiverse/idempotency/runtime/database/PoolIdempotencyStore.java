@@ -272,10 +272,12 @@ public class PoolIdempotencyStore implements SqlKeyStore {
                         + " that write keys into its partitions");
             }
         }
-        String outdated = outdatedStateConstraint();
-        if (outdated != null) {
-            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + outdated);
-            remedy.add(TableStatements.stateConstraint(table, outdated));
+        TableChecks.StateCheck stateCheck = stateCheck();
+        if (stateCheck != null && stateCheck.outdated()) {
+            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + stateCheck.name());
+            remedy.add(TableStatements.dropStateCheck(table, stateCheck.name()));
+        } else if (stateCheck != null) {
+            TableChecks.warnOfStateCheck(table, stateCheck);
         }
         if (!missing.isEmpty()) {
             throw new StoreMisconfiguredException(TableChecks.olderVersion(table, missing, remedy,
@@ -295,10 +297,10 @@ public class PoolIdempotencyStore implements SqlKeyStore {
                 + "'");
     }
 
-    /** @return the name of the state column's check constraint when it is an earlier version's (fewer states) */
-    String outdatedStateConstraint() {
-        return await(TableChecks.outdatedStateConstraint(calls, table), "read the constraints of the idempotency table '"
-                + table + "'");
+    /** @return the state column's check constraint (an earlier version's, or Hibernate ORM's), if the table has one */
+    TableChecks.StateCheck stateCheck() {
+        return await(TableChecks.stateCheck(calls, table), "read the constraints of the idempotency table '" + table
+                + "'");
     }
 
     /** @return whether the table is there as this version wants it */

@@ -127,12 +127,12 @@ public class PoolSchema {
                         : Uni.createFrom().item(false))
                 : TableChecks.upToDate(db, table);
         return upToDate.chain(current -> current ? Uni.createFrom().item(List.<String> of())
-                : TableChecks.outdatedStateConstraint(db, table).map(constraint -> {
+                : TableChecks.stateCheck(db, table).map(stateCheck -> {
                     List<String> statements = new ArrayList<>();
                     statements.add(TableStatements.schemaLockTimeout());
                     statements.addAll(partitioned ? PartitionStatements.schema(table) : TableStatements.schema(table));
-                    if (constraint != null) {
-                        statements.add(TableStatements.stateConstraint(table, constraint));
+                    if (stateCheck != null) {
+                        statements.add(TableStatements.dropStateCheck(table, stateCheck.name()));
                     }
                     return statements;
                 }));

@@ -4,7 +4,9 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
+import io.quarkiverse.idempotency.runtime.IdempotencyLogger;
 import io.smallrye.mutiny.Uni;
 
 /**
@@ -13,6 +15,9 @@ import io.smallrye.mutiny.Uni;
  * ({@link PoolSchema}, {@link PoolIdempotencyStore#check()}).
  */
 final class TableChecks {
+
+    private static final IdempotencyLogger LOG = IdempotencyLogger.of(TableChecks.class);
+    private static final Set<String> WARNED_OF_STATE_CHECK = ConcurrentHashMap.newKeySet();
 
     private TableChecks() {
     }
@@ -33,21 +38,39 @@ final class TableChecks {
     }
 
     /**
-     * @return the name of the state column's check constraint when it is an earlier version's (it lists fewer states),
-     *         to replace it; {@code null} when it is this version's
+     * The state column's check constraint, when the table has one: the extension's tables of earlier versions, and the
+     * tables Hibernate ORM creates from the entity's enum, had one. It is gone from this version's table: PostgreSQL
+     * prepares a table's check constraints again for every statement that writes a row (it reads them back from their
+     * stored form and plans them), which measured 10-15 us a write, the same order as the whole claim statement. The
+     * states are the statements' own constants; nothing else writes them.
+     *
+     * @param name the constraint's name, to drop it
+     * @param outdated whether it lists fewer states than this version writes (writes of a failure or a dead letter
+     *        would then fail), rather than only costing time
      */
-    static Uni<String> outdatedStateConstraint(SqlCalls db, String table) {
-        return db.query(TableStatements.stateChecks(), table).map(rows -> {
-            for (SqlRow row : rows) {
-                if (!row.string(1).contains("DEAD_LETTERED")) {
-                    return row.string(0);
-                }
-            }
-            return null;
-        });
+    record StateCheck(String name, boolean outdated) {
     }
 
-    /** @return whether the table, its columns, its state constraint and its two indexes are there as this version wants */
+    /**
+     * Says once per table (the health check validates again and again) that its state check constraint, which
+     * validation leaves as it is, slows every write down, and how to drop it.
+     */
+    static void warnOfStateCheck(String table, StateCheck check) {
+        if (WARNED_OF_STATE_CHECK.add(table)) {
+            LOG.stateCheckSlowsWrites(table, check.name(), TableStatements.dropStateCheck(table, check.name()));
+        }
+    }
+
+    /** @return the state column's check constraint; {@code null} when the table has none */
+    static Uni<StateCheck> stateCheck(SqlCalls db, String table) {
+        return db.query(TableStatements.stateChecks(), table).map(rows -> rows.isEmpty() ? null
+                : new StateCheck(rows.get(0).string(0), !rows.get(0).string(1).contains("DEAD_LETTERED")));
+    }
+
+    /**
+     * @return whether the table, its columns and its two indexes are there as this version wants, without a state
+     *         check constraint
+     */
     static Uni<Boolean> upToDate(SqlCalls db, String table) {
         return db.query(TableStatements.present(), table, table + "_expires_at", table + "_claims").chain(rows -> {
             SqlRow present = rows.get(0);
@@ -55,7 +78,7 @@ final class TableChecks {
                 return Uni.createFrom().item(false);
             }
             return missingColumns(db, table).chain(missing -> missing.isEmpty()
-                    ? outdatedStateConstraint(db, table).map(outdated -> outdated == null)
+                    ? stateCheck(db, table).map(check -> check == null)
                     : Uni.createFrom().item(false));
         });
     }
@@ -114,15 +137,15 @@ final class TableChecks {
     }
 
     /**
-     * @return whether a partitioned table's columns, state constraint and claims index are there as this version wants
-     *         (its functions are read apart)
+     * @return whether a partitioned table's columns and claims index are there as this version wants, without a state
+     *         check constraint (its functions are read apart)
      */
     static Uni<Boolean> partitionedUpToDate(SqlCalls db, String table) {
         String schema = table.indexOf('.') > 0 ? table.substring(0, table.indexOf('.') + 1) : "";
         return db.query("SELECT to_regclass(?) IS NOT NULL", schema + PartitionStatements.nameOf(table) + "_claims")
                 .chain(rows -> !rows.get(0).isTrue(0) ? Uni.createFrom().item(false)
                         : missingColumns(db, table).chain(missing -> missing.isEmpty()
-                                ? outdatedStateConstraint(db, table).map(outdated -> outdated == null)
+                                ? stateCheck(db, table).map(check -> check == null)
                                 : Uni.createFrom().item(false)));
     }
 

@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.StringJoiner;
 
 /**
  * The statements that create, check and read the key table, apart from the keys' own protocol ({@link RecordStatements},
@@ -39,13 +40,11 @@ public final class TableStatements {
     public static final List<String> ADDED_COLUMNS = List.of("lease_until", "attempts", "last_failure", "message_id",
             "fingerprint");
 
-    /** The states a record can be in, as the state column's check constraint lists them. */
-    public static final String STATES = "'CLAIMED', 'CONFIRMED', 'FAILED', 'DEAD_LETTERED'";
-
     /**
      * The table in its current version, from nothing or from any earlier version: every statement does nothing when
-     * its part is already there (the state constraint, which has no such form, is brought up to date by the store
-     * only when it lacks a state). The same statements as the shipped Flyway migrations and Liquibase changelog.
+     * its part is already there (an earlier version's state check constraint, which has no such form, is dropped by
+     * the store when it finds one: {@link TableChecks.StateCheck}). The same statements as the shipped Flyway
+     * migrations and Liquibase changelog.
      */
     public static List<String> schema(String table) {
         String name = table.substring(table.indexOf('.') + 1);
@@ -53,9 +52,8 @@ public final class TableStatements {
         if (name.length() < table.length()) {
             statements.add("CREATE SCHEMA IF NOT EXISTS " + table.substring(0, table.indexOf('.')));
         }
-        StringBuilder create = new StringBuilder("CREATE TABLE IF NOT EXISTS " + table + " (");
-        COLUMNS.forEach((column, definition) -> create.append(column).append(' ').append(definition).append(", "));
-        create.append("CONSTRAINT ").append(name).append("_state_check CHECK (state IN (").append(STATES).append(")))");
+        StringJoiner create = new StringJoiner(", ", "CREATE TABLE IF NOT EXISTS " + table + " (", ")");
+        COLUMNS.forEach((column, definition) -> create.add(column + " " + definition));
         statements.add(create.toString());
         for (String column : ADDED_COLUMNS) {
             statements.add("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS " + column + " " + COLUMNS.get(column));
@@ -68,11 +66,11 @@ public final class TableStatements {
         return List.copyOf(statements);
     }
 
-    /** @return the statement that replaces an outdated state constraint */
-    public static String stateConstraint(String table, String dropName) {
-        String name = table.substring(table.indexOf('.') + 1);
-        return "ALTER TABLE " + table + " DROP CONSTRAINT IF EXISTS " + dropName + ", ADD CONSTRAINT " + name
-                + "_state_check CHECK (state IN (" + STATES + "))";
+    /** @return the statement that drops the state column's check constraint ({@link TableChecks.StateCheck}) */
+    public static String dropStateCheck(String table, String constraint) {
+        String name = constraint.matches("[a-z_][a-z0-9_]*") ? constraint
+                : '"' + constraint.replace("\"", "\"\"") + '"';
+        return "ALTER TABLE " + table + " DROP CONSTRAINT IF EXISTS " + name;
     }
 
     /** Whether the table can be read: fails when it is missing. */
@@ -96,7 +94,7 @@ public final class TableStatements {
      */
     public static String stateChecks() {
         return "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = to_regclass(?)"
-                + " AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'";
+                + " AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%''CLAIMED''%'";
     }
 
     /**

@@ -1,0 +1,56 @@
+package io.quarkiverse.idempotency.test.schema;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.idempotency.ClaimResult;
+import io.quarkiverse.idempotency.ScopedKey;
+import io.quarkiverse.idempotency.runtime.database.DatabaseIdempotencyStore;
+import io.quarkiverse.idempotency.runtime.database.IdempotencyRecord;
+import io.quarkiverse.idempotency.test.support.Sql;
+import io.quarkiverse.idempotency.test.support.TestApps;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * The table Hibernate ORM generates from the entity (its schema generation at startup, as tests and dev mode often
+ * have it) gets a check constraint listing the state enum's names; the store's schema update drops it, as PostgreSQL
+ * prepares it again for every write of a key, and the entity still reads and counts states.
+ */
+class HibernateTableStateTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
+            .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
+            .overrideConfigKey("quarkus.idempotency.database.partitioning", "none")
+            .setLogRecordPredicate(r -> r.getMessage() != null && r.getMessage().contains("IDEMP3011"))
+            .assertLogRecords(records -> assertEquals(List.of(), records));
+
+    @Inject
+    DatabaseIdempotencyStore store;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Test
+    void noStateCheckAndStatesReadByName() throws SQLException {
+        assertEquals("0", SchemaSql.stateChecks(new Sql(dataSource), IdempotencyRecord.DEFAULT_TABLE));
+        ScopedKey key = new ScopedKey("s", "k");
+        assertEquals(ClaimResult.NEW, store.claim(key, "t#1", Duration.ofSeconds(30), Duration.ofHours(1)).result());
+        assertTrue(store.confirm(key, "t#1", Duration.ofHours(1)));
+        assertEquals(IdempotencyRecord.State.CONFIRMED, QuarkusTransaction.requiringNew()
+                .call(() -> IdempotencyRecord.<IdempotencyRecord> findById("s:k").state));
+        assertEquals(1, QuarkusTransaction.requiringNew()
+                .call(() -> IdempotencyRecord.countByState(IdempotencyRecord.State.CONFIRMED)));
+    }
+}
