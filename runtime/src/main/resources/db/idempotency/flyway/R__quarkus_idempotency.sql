@@ -58,7 +58,7 @@ BEGIN
     -- No check constraint on the state column (earlier versions' tables and Hibernate ORM's had one): PostgreSQL
     -- prepares a table's check constraints again for every statement that writes a row, 10-15 us a write.
     FOR state_check IN SELECT conname FROM pg_constraint WHERE conrelid = '${idempotency_table}'::regclass
-            AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%''CLAIMED''%' LOOP
+            AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%= ANY%''CLAIMED''%''CONFIRMED''%' LOOP
         EXECUTE format('ALTER TABLE ${idempotency_table} DROP CONSTRAINT %I', state_check);
     END LOOP;
 END

@@ -222,8 +222,9 @@ public interface IdempotencyLogger extends BasicLogger {
     @LogMessage(level = WARN)
     @Message(id = 3011, value = "The idempotency table '%s' has a check constraint on its state column (%s), which this"
             + " version no longer creates: PostgreSQL prepares it again for every write of a key (measured 10-15 us a"
-            + " write, the order of the claim statement itself). Drop it: %s (the shipped Flyway migration and Liquibase"
-            + " changelog do; quarkus.idempotency.database.schema-management=update does it at startup)")
+            + " write, the order of the claim statement itself). Drop it: %s (the shipped Flyway repeatable migration,"
+            + " classpath:db/idempotency/flyway, and the Liquibase changelog do;"
+            + " quarkus.idempotency.database.schema-management=update does it at startup)")
     void stateCheckSlowsWrites(String table, String constraint, String statement);
 
     // 4000s: RabbitMQ

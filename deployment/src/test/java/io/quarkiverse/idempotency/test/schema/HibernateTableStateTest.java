@@ -3,9 +3,13 @@ package io.quarkiverse.idempotency.test.schema;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 
 import jakarta.inject.Inject;
 
@@ -29,8 +33,13 @@ import io.quarkus.test.QuarkusUnitTest;
  */
 class HibernateTableStateTest {
 
+    /** Where Hibernate ORM writes the statements it creates the table with: the constraint it makes is asserted there. */
+    static final Path CREATE_SCRIPT = Path.of("target", "hibernate-table-state-create.sql").toAbsolutePath();
+
     @RegisterExtension
     static final QuarkusUnitTest APP = TestApps.postgres(new String[0], SchemaSql.class)
+            .overrideConfigKey("quarkus.hibernate-orm.scripts.generation", "create")
+            .overrideConfigKey("quarkus.hibernate-orm.scripts.generation.create-target", CREATE_SCRIPT.toString())
             .overrideConfigKey("quarkus.idempotency.database.schema-management", "update")
             .overrideConfigKey("quarkus.idempotency.database.partitioning", "none")
             .setLogRecordPredicate(r -> r.getMessage() != null && r.getMessage().contains("IDEMP3011"))
@@ -43,7 +52,10 @@ class HibernateTableStateTest {
     AgroalDataSource dataSource;
 
     @Test
-    void noStateCheckAndStatesReadByName() throws SQLException {
+    void noStateCheckAndStatesReadByName() throws SQLException, IOException {
+        String created = Files.readString(CREATE_SCRIPT).toLowerCase(Locale.ROOT);
+        assertTrue(created.matches("(?s).*check \\(+state in \\('claimed'.*"), "Hibernate ORM made the constraint: "
+                + created);
         assertEquals("0", SchemaSql.stateChecks(new Sql(dataSource), IdempotencyRecord.DEFAULT_TABLE));
         ScopedKey key = new ScopedKey("s", "k");
         assertEquals(ClaimResult.NEW, store.claim(key, "t#1", Duration.ofSeconds(30), Duration.ofHours(1)).result());

@@ -10,7 +10,7 @@ import io.quarkus.test.QuarkusUnitTest;
 /**
  * A table of an earlier version that Hibernate ORM's schema update brought forward has the new columns but still the
  * old state constraint: validating it stops the application at startup, naming the constraint and the statement that
- * widens it, instead of failing the first dead letter with a check violation in production.
+ * drops it, instead of failing the first dead letter with a check violation in production.
  */
 class HibernateUpgradedTableValidateTest {
 

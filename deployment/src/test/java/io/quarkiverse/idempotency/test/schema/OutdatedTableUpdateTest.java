@@ -15,7 +15,7 @@ import io.quarkus.test.QuarkusUnitTest;
 
 /**
  * A table created by an earlier version of the extension is brought up to date at startup: the new columns added,
- * the state constraint widened, the keys it holds kept.
+ * the state constraint dropped, the keys it holds kept.
  */
 class OutdatedTableUpdateTest {
 

@@ -110,9 +110,9 @@ public class DatabaseSchema {
                             : TableStatements.schema(table.name())) {
                         s.execute(statement);
                     }
-                    TableChecks.StateCheck stateCheck = stateCheck(c);
-                    if (stateCheck != null) {
-                        s.execute(TableStatements.dropStateCheck(table.name(), stateCheck.name()));
+                    TableChecks.StateChecks stateChecks = stateChecks(c);
+                    if (stateChecks != null) {
+                        s.execute(stateChecks.drop(table.name()));
                     }
                 }
                 return null;
@@ -319,8 +319,8 @@ public class DatabaseSchema {
         return JdbcCalls.answered(TableChecks.upToDate(new JdbcCalls(c), table.name()));
     }
 
-    // The state column's check constraint of an earlier version or of Hibernate ORM's table, to drop it.
-    private TableChecks.StateCheck stateCheck(Connection c) throws SQLException {
-        return JdbcCalls.answered(TableChecks.stateCheck(new JdbcCalls(c), table.name()));
+    // The state column's check constraints of an earlier version or of Hibernate ORM's table, to drop them.
+    private TableChecks.StateChecks stateChecks(Connection c) throws SQLException {
+        return JdbcCalls.answered(TableChecks.stateChecks(new JdbcCalls(c), table.name()));
     }
 }

@@ -75,13 +75,15 @@ final class JdbcTableChecks {
                         + " that write keys into its partitions");
             }
         }
-        TableChecks.StateCheck stateCheck = JdbcCalls.answered(TableChecks.stateCheck(db, table));
-        if (stateCheck != null && stateCheck.outdated()) {
+        TableChecks.StateChecks stateChecks = JdbcCalls.answered(TableChecks.stateChecks(db, table));
+        if (stateChecks != null && stateChecks.outdated()) {
             // e.g. a table Hibernate ORM's schema update brought forward: it adds columns, never constraints
-            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + stateCheck.name());
-            remedy.add(TableStatements.dropStateCheck(table, stateCheck.name()));
-        } else if (stateCheck != null) {
-            TableChecks.warnOfStateCheck(table, stateCheck);
+            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + String.join(", ",
+                    stateChecks.names()) + " (it refuses failed attempts and dead letters; this version has no such"
+                    + " constraint, which costs every write its preparation)");
+            remedy.add(stateChecks.drop(table));
+        } else if (stateChecks != null) {
+            TableChecks.warnOfStateChecks(c.getMetaData().getURL(), table, stateChecks);
         }
         if (!missing.isEmpty()) {
             throw new StoreMisconfiguredException(TableChecks.olderVersion(table, missing, remedy,

@@ -228,10 +228,10 @@ final class PartitionMigration {
         // partitions are dropped whole, never purged by expiry
         statements.add("DROP INDEX IF EXISTS " + schemaPrefix + name + "_expires_at");
         statements.add("ALTER INDEX IF EXISTS " + schemaPrefix + name + "_claims RENAME TO " + legacyName + "_claims");
-        // the old table's state check, prepared again for each write of a row (see TableChecks.StateCheck): not kept
-        TableChecks.StateCheck stateCheck = JdbcCalls.answered(TableChecks.stateCheck(new JdbcCalls(c), table.name()));
-        if (stateCheck != null) {
-            statements.add(TableStatements.dropStateCheck(legacy, stateCheck.name()));
+        // the old table's state checks, prepared again for each write of a row (see TableChecks.StateChecks): not kept
+        TableChecks.StateChecks stateChecks = JdbcCalls.answered(TableChecks.stateChecks(new JdbcCalls(c), table.name()));
+        if (stateChecks != null) {
+            statements.add(stateChecks.drop(legacy));
         }
         // the partitioned table with the old one's columns as they are (a table Hibernate ORM made has other type
         // modifiers, which a partition must match) and its primary key

@@ -272,12 +272,14 @@ public class PoolIdempotencyStore implements SqlKeyStore {
                         + " that write keys into its partitions");
             }
         }
-        TableChecks.StateCheck stateCheck = stateCheck();
-        if (stateCheck != null && stateCheck.outdated()) {
-            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + stateCheck.name());
-            remedy.add(TableStatements.dropStateCheck(table, stateCheck.name()));
-        } else if (stateCheck != null) {
-            TableChecks.warnOfStateCheck(table, stateCheck);
+        TableChecks.StateChecks stateChecks = stateChecks();
+        if (stateChecks != null && stateChecks.outdated()) {
+            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + String.join(", ",
+                    stateChecks.names()) + " (it refuses failed attempts and dead letters; this version has no such"
+                    + " constraint, which costs every write its preparation)");
+            remedy.add(stateChecks.drop(table));
+        } else if (stateChecks != null) {
+            TableChecks.warnOfStateChecks("the reactive client's database", table, stateChecks);
         }
         if (!missing.isEmpty()) {
             throw new StoreMisconfiguredException(TableChecks.olderVersion(table, missing, remedy,
@@ -297,9 +299,9 @@ public class PoolIdempotencyStore implements SqlKeyStore {
                 + "'");
     }
 
-    /** @return the state column's check constraint (an earlier version's, or Hibernate ORM's), if the table has one */
-    TableChecks.StateCheck stateCheck() {
-        return await(TableChecks.stateCheck(calls, table), "read the constraints of the idempotency table '" + table
+    /** @return the state column's check constraints (an earlier version's, or Hibernate ORM's), if the table has any */
+    TableChecks.StateChecks stateChecks() {
+        return await(TableChecks.stateChecks(calls, table), "read the constraints of the idempotency table '" + table
                 + "'");
     }
 

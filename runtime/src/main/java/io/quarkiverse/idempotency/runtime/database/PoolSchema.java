@@ -127,12 +127,12 @@ public class PoolSchema {
                         : Uni.createFrom().item(false))
                 : TableChecks.upToDate(db, table);
         return upToDate.chain(current -> current ? Uni.createFrom().item(List.<String> of())
-                : TableChecks.stateCheck(db, table).map(stateCheck -> {
+                : TableChecks.stateChecks(db, table).map(stateChecks -> {
                     List<String> statements = new ArrayList<>();
                     statements.add(TableStatements.schemaLockTimeout());
                     statements.addAll(partitioned ? PartitionStatements.schema(table) : TableStatements.schema(table));
-                    if (stateCheck != null) {
-                        statements.add(TableStatements.dropStateCheck(table, stateCheck.name()));
+                    if (stateChecks != null) {
+                        statements.add(stateChecks.drop(table));
                     }
                     return statements;
                 }));

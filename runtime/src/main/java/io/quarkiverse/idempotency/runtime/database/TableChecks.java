@@ -17,7 +17,7 @@ import io.smallrye.mutiny.Uni;
 final class TableChecks {
 
     private static final IdempotencyLogger LOG = IdempotencyLogger.of(TableChecks.class);
-    private static final Set<String> WARNED_OF_STATE_CHECK = ConcurrentHashMap.newKeySet();
+    private static final Set<String> WARNED_OF_STATE_CHECKS = ConcurrentHashMap.newKeySet();
 
     private TableChecks() {
     }
@@ -38,33 +38,50 @@ final class TableChecks {
     }
 
     /**
-     * The state column's check constraint, when the table has one: the extension's tables of earlier versions, and the
-     * tables Hibernate ORM creates from the entity's enum, had one. It is gone from this version's table: PostgreSQL
-     * prepares a table's check constraints again for every statement that writes a row (it reads them back from their
-     * stored form and plans them), which measured 10-15 us a write, the same order as the whole claim statement. The
-     * states are the statements' own constants; nothing else writes them.
+     * The state column's check constraints, when the table has any: the extension's tables of earlier versions, and
+     * the tables Hibernate ORM creates from the entity's enum, had one listing the states. It is gone from this
+     * version's table: PostgreSQL prepares a table's check constraints again for every statement that writes a row (it
+     * reads them back from their stored form and plans them), which measured 10-15 us a write, the same order as the
+     * whole claim statement. The states are the statements' own constants; nothing else writes them.
      *
-     * @param name the constraint's name, to drop it
-     * @param outdated whether it lists fewer states than this version writes (writes of a failure or a dead letter
-     *        would then fail), rather than only costing time
+     * @param names the constraints' names, to drop them
+     * @param outdated whether one of them lists fewer states than this version writes (writes of a failure or a dead
+     *        letter would then fail), rather than only costing time
      */
-    record StateCheck(String name, boolean outdated) {
-    }
+    record StateChecks(List<String> names, boolean outdated) {
 
-    /**
-     * Says once per table (the health check validates again and again) that its state check constraint, which
-     * validation leaves as it is, slows every write down, and how to drop it.
-     */
-    static void warnOfStateCheck(String table, StateCheck check) {
-        if (WARNED_OF_STATE_CHECK.add(table)) {
-            LOG.stateCheckSlowsWrites(table, check.name(), TableStatements.dropStateCheck(table, check.name()));
+        /** @return the statement that drops them all */
+        String drop(String table) {
+            return TableStatements.dropStateChecks(table, names);
         }
     }
 
-    /** @return the state column's check constraint; {@code null} when the table has none */
-    static Uni<StateCheck> stateCheck(SqlCalls db, String table) {
-        return db.query(TableStatements.stateChecks(), table).map(rows -> rows.isEmpty() ? null
-                : new StateCheck(rows.get(0).string(0), !rows.get(0).string(1).contains("DEAD_LETTERED")));
+    /**
+     * Says once per table of a database (the health check validates again and again) that its state check
+     * constraints, which validation leaves as they are, slow every write down, and how to drop them.
+     *
+     * @param database which database the table is in (its JDBC URL, or the reactive client's)
+     */
+    static void warnOfStateChecks(String database, String table, StateChecks checks) {
+        if (WARNED_OF_STATE_CHECKS.add(database + " " + table)) {
+            LOG.stateCheckSlowsWrites(table, String.join(", ", checks.names()), checks.drop(table));
+        }
+    }
+
+    /** @return the state column's check constraints listing the states; {@code null} when the table has none */
+    static Uni<StateChecks> stateChecks(SqlCalls db, String table) {
+        return db.query(TableStatements.stateChecks(), table).map(rows -> {
+            if (rows.isEmpty()) {
+                return null;
+            }
+            List<String> names = new ArrayList<>();
+            boolean outdated = false;
+            for (SqlRow row : rows) {
+                names.add(row.string(0));
+                outdated |= !row.string(1).contains("'DEAD_LETTERED'") || !row.string(1).contains("'FAILED'");
+            }
+            return new StateChecks(List.copyOf(names), outdated);
+        });
     }
 
     /**
@@ -78,7 +95,7 @@ final class TableChecks {
                 return Uni.createFrom().item(false);
             }
             return missingColumns(db, table).chain(missing -> missing.isEmpty()
-                    ? stateCheck(db, table).map(check -> check == null)
+                    ? stateChecks(db, table).map(checks -> checks == null)
                     : Uni.createFrom().item(false));
         });
     }
@@ -145,7 +162,7 @@ final class TableChecks {
         return db.query("SELECT to_regclass(?) IS NOT NULL", schema + PartitionStatements.nameOf(table) + "_claims")
                 .chain(rows -> !rows.get(0).isTrue(0) ? Uni.createFrom().item(false)
                         : missingColumns(db, table).chain(missing -> missing.isEmpty()
-                                ? stateCheck(db, table).map(check -> check == null)
+                                ? stateChecks(db, table).map(checks -> checks == null)
                                 : Uni.createFrom().item(false)));
     }
 

@@ -36,6 +36,13 @@ public final class TableStatements {
         return Collections.unmodifiableMap(columns);
     }
 
+    /**
+     * A LIKE pattern (a SQL literal) for the definition of a check constraint listing the states, as PostgreSQL shows it
+     * ({@code ((state)::text = ANY ((ARRAY['CLAIMED'::character varying, 'CONFIRMED'::...}): the shipped Flyway
+     * migration and Liquibase changelog use the same.
+     */
+    static final String STATE_LIST = "'%state%= ANY%''CLAIMED''%''CONFIRMED''%'";
+
     /** The columns added to the table after its first version, in the order they came. */
     public static final List<String> ADDED_COLUMNS = List.of("lease_until", "attempts", "last_failure", "message_id",
             "fingerprint");
@@ -43,7 +50,7 @@ public final class TableStatements {
     /**
      * The table in its current version, from nothing or from any earlier version: every statement does nothing when
      * its part is already there (an earlier version's state check constraint, which has no such form, is dropped by
-     * the store when it finds one: {@link TableChecks.StateCheck}). The same statements as the shipped Flyway
+     * the store when it finds one: {@link TableChecks.StateChecks}). The same statements as the shipped Flyway
      * migrations and Liquibase changelog.
      */
     public static List<String> schema(String table) {
@@ -66,11 +73,14 @@ public final class TableStatements {
         return List.copyOf(statements);
     }
 
-    /** @return the statement that drops the state column's check constraint ({@link TableChecks.StateCheck}) */
-    public static String dropStateCheck(String table, String constraint) {
-        String name = constraint.matches("[a-z_][a-z0-9_]*") ? constraint
-                : '"' + constraint.replace("\"", "\"\"") + '"';
-        return "ALTER TABLE " + table + " DROP CONSTRAINT IF EXISTS " + name;
+    /** @return the statement that drops the state column's check constraints ({@link TableChecks.StateChecks}) */
+    public static String dropStateChecks(String table, List<String> constraints) {
+        StringJoiner drops = new StringJoiner(", ", "ALTER TABLE " + table + " ", "");
+        for (String constraint : constraints) {
+            drops.add("DROP CONSTRAINT IF EXISTS " + (constraint.matches("[a-z_][a-z0-9_]*") ? constraint
+                    : '"' + constraint.replace("\"", "\"\"") + '"'));
+        }
+        return drops.toString();
     }
 
     /** Whether the table can be read: fails when it is missing. */
@@ -88,13 +98,15 @@ public final class TableStatements {
     }
 
     /**
-     * The table's check constraints on its state column.
+     * The table's check constraints listing the states of its state column ({@code state IN (...)}, which PostgreSQL
+     * shows as {@code = ANY (ARRAY[...])}): the extension's earlier versions' and Hibernate ORM's, not any other check
+     * an operator may have added.
      * <p>
      * Parameters: 1 the table. Returns one row per constraint: its name and its definition.
      */
     public static String stateChecks() {
         return "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = to_regclass(?)"
-                + " AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%''CLAIMED''%'";
+                + " AND contype = 'c' AND pg_get_constraintdef(oid) LIKE " + STATE_LIST + " ORDER BY conname";
     }
 
     /**

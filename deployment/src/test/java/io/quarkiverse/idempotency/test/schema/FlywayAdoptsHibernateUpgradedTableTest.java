@@ -14,15 +14,15 @@ import io.quarkus.test.QuarkusUnitTest;
 
 /**
  * A table that Hibernate ORM's schema update brought forward (new columns, old state constraint) adopted by Flyway
- * with the shipped repeatable migration: the migration widens the constraint although the columns are there, and the
+ * with the shipped repeatable migration: the migration drops the constraint although the columns are there, and the
  * store, validating as in production, records dead letters.
  */
-class FlywayWidensHibernateUpgradedTableTest {
+class FlywayAdoptsHibernateUpgradedTableTest {
 
     static final String SCHEMA = "idempotency_flyway_widen";
 
     static {
-        SchemaSql.beforeStart(FlywayWidensHibernateUpgradedTableTest.class, () -> {
+        SchemaSql.beforeStart(FlywayAdoptsHibernateUpgradedTableTest.class, () -> {
             SchemaSql.run("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE", "CREATE SCHEMA " + SCHEMA);
             SchemaSql.hibernateUpgraded(SCHEMA, "widened_keys");
         });
@@ -38,7 +38,7 @@ class FlywayWidensHibernateUpgradedTableTest {
     AgroalDataSource dataSource;
 
     @Test
-    void theConstraintIsWidenedAndTheKeysKept() throws SQLException {
+    void theConstraintIsDroppedAndTheKeysKept() throws SQLException {
         SchemaSql.assertUpToDate(store, new Sql(dataSource), SCHEMA, "widened_keys");
     }
 }
