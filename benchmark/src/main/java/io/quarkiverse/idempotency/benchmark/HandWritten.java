@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -11,6 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
+import jakarta.annotation.PostConstruct;
 import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -18,6 +20,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.idempotency.runtime.database.GroupCommit;
 import io.quarkiverse.idempotency.runtime.database.RecordStatements;
+import io.quarkiverse.idempotency.runtime.database.TableStatements;
 
 /**
  * The statements an idempotent consumer must run under the contract, written by hand with nothing else around them: no
@@ -27,7 +30,13 @@ import io.quarkiverse.idempotency.runtime.database.RecordStatements;
 @Singleton
 public class HandWritten {
 
-    private static final String TABLE = "idempotency_record";
+    /**
+     * The floors' own table, of the extension's schema: their keys do not grow the extension's table (nor its keys
+     * theirs), so that the extension's consumer, its floor and Spring's receiver, whose store holds only its own keys,
+     * each insert into a table of their own keys (with the floors' keys in it, the extension's table held twice
+     * Spring's rows, and four times its size, in a server whose shared buffers no longer held every table).
+     */
+    static final String TABLE = "idempotency_floor";
     private static final String CONFIRM = RecordStatements.confirm(TABLE);
     private static final String CLAIM_IN_TRANSACTION = RecordStatements.claimInTransaction(TABLE);
     private static final String CLAIM_IN_TRANSACTION_ASYNCHRONOUSLY = RecordStatements.claimInTransaction(TABLE, true);
@@ -46,6 +55,25 @@ public class HandWritten {
             @ConfigProperty(name = "quarkus.idempotency.database.asynchronous-claim-commit", defaultValue = "false") boolean asynchronousClaimCommit) {
         this.dataSource = dataSource;
         this.claimSql = RecordStatements.claim(TABLE, asynchronousClaimCommit);
+    }
+
+    /**
+     * Creates the floors' table afresh, as Hibernate ORM does the extension's and the peers do theirs; not in a
+     * consumer process of the benchmark's own ({@link ConsumerProcess}: the parent's tables are not its to reset).
+     */
+    @PostConstruct
+    void createTable() {
+        if (System.getProperty(RecoveryRun.ROLE) != null) {
+            return;
+        }
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            for (String statement : TableStatements.schema(TABLE)) {
+                s.execute(statement);
+            }
+            s.execute("TRUNCATE " + TABLE);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** The lease-mode claim, committed on its own (auto-commit, outside any transaction). @return whether it is new */

@@ -28,7 +28,8 @@ public class ReactiveConsumers {
 
     private static final String INSERT = "INSERT INTO bench_reactive_row (consumer, payload) VALUES ($1, $2)";
 
-    private static final String CLAIM_IN_TRANSACTION = RecordStatements.claimInTransaction("idempotency_record");
+    /** The reactive floor's statement, on the floors' table ({@link HandWritten#TABLE}) */
+    private static final String CLAIM_IN_TRANSACTION = RecordStatements.claimInTransaction(HandWritten.TABLE);
     private static final long RETENTION = Duration.ofHours(24).toMillis();
 
     final AtomicLong plain = new AtomicLong();
