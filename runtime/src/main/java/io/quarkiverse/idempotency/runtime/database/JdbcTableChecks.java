@@ -75,16 +75,8 @@ final class JdbcTableChecks {
                         + " that write keys into its partitions");
             }
         }
-        TableChecks.StateChecks stateChecks = JdbcCalls.answered(TableChecks.stateChecks(db, table));
-        if (stateChecks != null && stateChecks.outdated()) {
-            // e.g. a table Hibernate ORM's schema update brought forward: it adds columns, never constraints
-            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + String.join(", ",
-                    stateChecks.names()) + " (it refuses failed attempts and dead letters; this version has no such"
-                    + " constraint, which costs every write its preparation)");
-            remedy.add(stateChecks.drop(table));
-        } else if (stateChecks != null) {
-            TableChecks.warnOfStateChecks(c.getMetaData().getURL(), table, stateChecks);
-        }
+        TableChecks.validateStateChecks(JdbcCalls.answered(TableChecks.stateChecks(db, table)), c.getMetaData().getURL(), table,
+                missing, remedy);
         if (!missing.isEmpty()) {
             throw new StoreMisconfiguredException(TableChecks.olderVersion(table, missing, remedy,
                     "quarkus.idempotency.database.schema-management=update does it at startup; the shipped Flyway"

@@ -272,15 +272,7 @@ public class PoolIdempotencyStore implements SqlKeyStore {
                         + " that write keys into its partitions");
             }
         }
-        TableChecks.StateChecks stateChecks = stateChecks();
-        if (stateChecks != null && stateChecks.outdated()) {
-            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + String.join(", ",
-                    stateChecks.names()) + " (it refuses failed attempts and dead letters; this version has no such"
-                    + " constraint, which costs every write its preparation)");
-            remedy.add(stateChecks.drop(table));
-        } else if (stateChecks != null) {
-            TableChecks.warnOfStateChecks("the reactive client's database", table, stateChecks);
-        }
+        TableChecks.validateStateChecks(stateChecks(), "the reactive client's database", table, missing, remedy);
         if (!missing.isEmpty()) {
             throw new StoreMisconfiguredException(TableChecks.olderVersion(table, missing, remedy,
                     "quarkus.idempotency.database.schema-management=update does it at startup"), null);

@@ -68,6 +68,26 @@ final class TableChecks {
         }
     }
 
+    /**
+     * What a validation does with the table's state checks: an outdated one (it refuses failed attempts and dead
+     * letters) is missing states, to drop; a current one only costs time, and is warned of once.
+     *
+     * @param checks the table's state checks, or {@code null}
+     * @param database which database the table is in (its JDBC URL, or the reactive client's)
+     */
+    static void validateStateChecks(StateChecks checks, String database, String table, List<String> missing,
+            List<String> remedy) {
+        if (checks != null && checks.outdated()) {
+            // e.g. a table Hibernate ORM's schema update brought forward: it adds columns, never constraints
+            missing.add("the states FAILED and DEAD_LETTERED in its state check constraint " + String.join(", ",
+                    checks.names()) + " (it refuses failed attempts and dead letters; this version has no such"
+                    + " constraint, which costs every write its preparation)");
+            remedy.add(checks.drop(table));
+        } else if (checks != null) {
+            warnOfStateChecks(database, table, checks);
+        }
+    }
+
     /** @return the state column's check constraints listing the states; {@code null} when the table has none */
     static Uni<StateChecks> stateChecks(SqlCalls db, String table) {
         return db.query(TableStatements.stateChecks(), table).map(rows -> {
