@@ -6,7 +6,8 @@
 # ./benchmark.sh soak [-Dbench.soak.seconds=900 -Dbench.soak.retention-seconds=120]: the soak instead, the key table
 # partitioned and unpartitioned; one SOAK line per store.
 # ./benchmark.sh layouts [-Dbench.layouts.rounds=5 -Dbench.layouts.messages=40000 -Dbench.layouts.warmup-seconds=60]: only the
-# last measurement, the default consumer on a table partitioned by time against one table; its LAYOUTS line.
+# last measurement, the default consumer on a table partitioned by time against the same on one table, Spring's receiver and
+# plain, each a process of its own; its LAYOUTS line.
 set -euo pipefail
 cd "$(dirname "$0")"
 mode=""

@@ -124,8 +124,10 @@ public class Benchmark implements QuarkusApplication {
             return 0;
         }
         if (Arrays.asList(args).contains("layouts")) {
-            System.out.printf(java.util.Locale.ROOT, "LAYOUTS partitioned_vs_flat=%.2f%n",
-                    new LayoutRun(rabbit, dataSource).run());
+            LayoutRun.Result layouts = new LayoutRun(rabbit, dataSource).run();
+            System.out.printf(java.util.Locale.ROOT, "LAYOUTS partitioned_vs_flat=%.2f overhead_default=%.2f"
+                    + " vs_peer_default=%.2f vs_peer_default_median=%.2f%n", layouts.partitionedVsFlat(),
+                    layouts.overhead(), layouts.vsPeer(), layouts.vsPeerMedian());
             rabbit.close();
             return 0;
         }
@@ -346,8 +348,9 @@ public class Benchmark implements QuarkusApplication {
                     fault.consumer(), fault.concurrentDuplicate(), fault.crash());
         }
 
-        // 8. Layouts: the default consumer on a table partitioned by time and on one table (a schema of its own each).
-        double partitionedVsFlat = new LayoutRun(rabbit, dataSource).run();
+        // 8. The default layout: the default consumer on a table partitioned by time, on one table, Spring's receiver and
+        // plain, each a process (and a schema) of its own.
+        LayoutRun.Result layouts = new LayoutRun(rabbit, dataSource).run();
 
         System.out.printf(java.util.Locale.ROOT,
                 "BENCH overhead=%.2f overhead_best=%.2f overhead_nontx=%.2f duplicates=%.2f store=%.2f memory_ns=%.0f"
@@ -355,12 +358,14 @@ public class Benchmark implements QuarkusApplication {
                         + " vs_peer_median=%.2f claims_per_commit=%.1f overhead_flush=%.2f flush_floor=%.2f"
                         + " flush_vs_floor_median=%.2f"
                         + " overhead_reactive=%.2f reactive_floor=%.2f overhead_eventloop=%.2f overhead_outbox=%.2f"
-                        + " partitioned_vs_flat=%.2f%n",
+                        + " partitioned_vs_flat=%.2f overhead_default=%.2f vs_peer_default=%.2f"
+                        + " vs_peer_default_median=%.2f%n",
                 overhead, overheadBest, overheadNoTransaction, duplicates / idempotent, store[0] / store[1], memoryNs,
                 purged[0], purged[1] / purged[2], recovery.seconds(), peerBest, overhead / peerBest, vsPeerMedian,
                 claimsPerBatch, overheadFlush, flushFloor, flushVsFloorMedian, overheadReactive,
                 bestRuns[HAND_WRITTEN_REACTIVE].rate() / bestRuns[PLAIN_REACTIVE].rate(), overheadEventLoop,
-                overheadOutbox, partitionedVsFlat);
+                overheadOutbox, layouts.partitionedVsFlat(), layouts.overhead(), layouts.vsPeer(),
+                layouts.vsPeerMedian());
         rabbit.close();
         return 0;
     }

@@ -5,8 +5,11 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -19,37 +22,45 @@ import org.eclipse.microprofile.config.ConfigProvider;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 
+import io.agroal.api.AgroalDataSource;
+
 /**
- * {@code partitioned_vs_flat}: the default {@code @Idempotent} consumer with the benchmark's configuration (the purge
- * job off, 256 messages outstanding) on a key table partitioned by time, against the same on one table.
+ * The default layout's run: the default {@code @Idempotent} consumer with the benchmark's configuration (the purge job
+ * off, 256 messages outstanding) on a key table partitioned by time, against the same on one table
+ * ({@code partitioned_vs_flat}), against Spring Integration's idempotent receiver, the fastest peer of the main run
+ * ({@code vs_peer_default}), and against the same consumer without idempotency ({@code overhead_default}).
  * <p>
- * Each layout gets a consumer process of its own, started once, on a schema of its own (so that both tables, of one
- * name, exist side by side), and a queue of its own. Both are warmed up first, a minute each by default: on this
- * machine's two cores the JIT compiles the consumer's path for well over a hundred thousand messages, and a consumer
- * measured before that is measured on its compiler. Then rounds, each layout once per round, which goes first
- * alternating: the messages published while the consumer is paused (nothing else runs while it is timed), the consumer
- * resumed, and timed from its queue's depth between 90% and 10% of the messages left (both ends with its prefetch
- * full; each message's id new to the run, never a key an earlier run left). The ratio is the best partitioned run over the best
- * unpartitioned one, as the main measurement takes each
- * consumer's best (5 rounds by default); every round's pair is printed too, since this machine is noisy.
+ * Each contender gets a consumer process of its own, started once, on a schema of its own (so that tables of one name
+ * exist side by side), and a queue of its own. All are warmed up first, a minute each by default: on this machine's
+ * two cores the JIT compiles the consumer's path for well over a hundred thousand messages, and a consumer measured
+ * before that is measured on its compiler. Then rounds, each contender once per round, the order turning by one each
+ * round: the messages published while the consumer is paused (nothing else runs while it is timed), the consumer
+ * resumed, and timed from its queue's depth between 90% and 10% of the messages left (both ends with its prefetch full;
+ * each message's id new to the run, never a key an earlier run left). Each ratio is a best run over a best run, as the
+ * main measurement takes each consumer's best (5 rounds by default); every round's rates are printed too, with the
+ * median of the rounds' pairs against the peer, since this machine is noisy.
  */
 final class LayoutRun {
 
     static final int ROUNDS = Integer.getInteger("bench.layouts.rounds", 5);
     static final int MESSAGES = Integer.getInteger("bench.layouts.messages", 40_000);
     static final long WARMUP_SECONDS = Long.getLong("bench.layouts.warmup-seconds", 60);
-    private static final String CHANNEL = "idempotent";
     private static final int BATCH = 5_000;
     /** The consumer's prefetch (the benchmark's {@code max-outstanding-messages}). */
     private static final int PREFETCH = 256;
+    /** The most JDBC connections of a consumer process. */
+    private static final int CONNECTIONS = 12;
     /** Each message's id is unique to this run: a key left by an earlier run would make it a duplicate. */
     private final String run = Long.toString(System.currentTimeMillis(), 36);
 
-    /** A layout under test: its name, the setting that makes it, and the schema and queue its consumer uses. */
-    private record Layout(String name, String partitioning) {
+    /**
+     * A consumer under test: its name, its channel, the layout of the extension's table in its process, and the
+     * schema and queue it uses.
+     */
+    private record Contender(String name, String channel, String partitioning) {
 
         String schema() {
-            return "bench_layout_" + name;
+            return "bench_layout_" + name.replace('-', '_');
         }
 
         String queue() {
@@ -57,8 +68,20 @@ final class LayoutRun {
         }
     }
 
-    private static final Layout PARTITIONED = new Layout("partitioned", "time");
-    private static final Layout FLAT = new Layout("flat", "none");
+    private static final Contender PARTITIONED = new Contender("partitioned", "idempotent", "time");
+    private static final Contender FLAT = new Contender("flat", "idempotent", "none");
+    /** Spring's receiver (its own table; the extension's, made by its process too, is not used). */
+    private static final Contender SPRING = new Contender("spring-metadata", "spring-metadata", "time");
+    /** The same work in the same transaction, without idempotency. */
+    private static final Contender PLAIN = new Contender("plain", "plain", "time");
+    private static final List<Contender> CONTENDERS = List.of(PARTITIONED, FLAT, SPRING, PLAIN);
+
+    /**
+     * The ratios, each a best run over a best run: the default consumer partitioned against one table, against
+     * Spring's receiver (and the median of the rounds' pairs), and against the consumer without idempotency.
+     */
+    record Result(double partitionedVsFlat, double vsPeer, double vsPeerMedian, double overhead) {
+    }
 
     private final com.rabbitmq.client.Connection rabbit;
     private final DataSource dataSource;
@@ -68,58 +91,58 @@ final class LayoutRun {
         this.dataSource = dataSource;
     }
 
-    /** @return the best partitioned rate over the best unpartitioned one */
-    double run() throws Exception {
+    Result run() throws Exception {
         if (MESSAGES < 3_000) {
             throw new IllegalArgumentException("bench.layouts.messages=" + MESSAGES + " is too few to time (at least 3000)");
         }
-        List<Process> consumers = new ArrayList<>();
+        if (dataSource instanceof AgroalDataSource pool) {
+            pool.flush(AgroalDataSource.FlushMode.IDLE); // the connections the main run left open, for the consumers'
+        }
+        Map<Contender, Process> consumers = new LinkedHashMap<>();
         try (Channel publisher = rabbit.createChannel()) {
             publisher.confirmSelect();
-            Process partitioned = start(PARTITIONED);
-            consumers.add(partitioned);
-            Process flat = start(FLAT);
-            consumers.add(flat);
-            warmUp(publisher, PARTITIONED, partitioned);
-            warmUp(publisher, FLAT, flat);
-            double bestPartitioned = 0;
-            double bestFlat = 0;
-            List<String> pairs = new ArrayList<>();
-            for (int round = 0; round < ROUNDS; round++) {
-                double p;
-                double f;
-                if (round % 2 == 0) {
-                    p = measure(publisher, PARTITIONED, partitioned);
-                    f = measure(publisher, FLAT, flat);
-                } else {
-                    f = measure(publisher, FLAT, flat);
-                    p = measure(publisher, PARTITIONED, partitioned);
-                }
-                System.out.printf(Locale.ROOT, "   layouts, round %d: partitioned by time %.0f msg/s, one table %.0f msg/s%n",
-                        round + 1, p, f);
-                bestPartitioned = Math.max(bestPartitioned, p);
-                bestFlat = Math.max(bestFlat, f);
-                pairs.add(String.format(Locale.ROOT, "%.0f/%.0f (%.2f)", p, f, p / f));
+            for (Contender contender : CONTENDERS) {
+                consumers.put(contender, start(contender));
             }
-            System.out.printf(Locale.ROOT, "8. layouts: the default consumer in a process of its own per layout, warmed up"
-                    + " %d s, %d messages per run: partitioned by time %.0f msg/s, one table %.0f msg/s at best (ratio"
-                    + " %.2f); each round partitioned/one table: %s%n", WARMUP_SECONDS, MESSAGES, bestPartitioned, bestFlat,
-                    bestPartitioned / bestFlat, String.join(", ", pairs));
-            return bestPartitioned / bestFlat;
+            for (Contender contender : CONTENDERS) {
+                warmUp(publisher, contender, consumers.get(contender));
+            }
+            Map<Contender, Double> best = new LinkedHashMap<>();
+            double[] vsPeer = new double[ROUNDS];
+            for (int round = 0; round < ROUNDS; round++) {
+                Map<Contender, Double> rates = new LinkedHashMap<>();
+                for (int c = 0; c < CONTENDERS.size(); c++) {
+                    Contender contender = CONTENDERS.get((round + c) % CONTENDERS.size());
+                    rates.put(contender, measure(publisher, contender, consumers.get(contender)));
+                }
+                System.out.printf(Locale.ROOT, "   default layout, round %d: @Idempotent partitioned by time %.0f msg/s,"
+                        + " on one table %.0f, Spring's receiver %.0f, plain %.0f%n", round + 1, rates.get(PARTITIONED),
+                        rates.get(FLAT), rates.get(SPRING), rates.get(PLAIN));
+                vsPeer[round] = rates.get(PARTITIONED) / rates.get(SPRING);
+                rates.forEach((contender, rate) -> best.merge(contender, rate, Math::max));
+            }
+            Arrays.sort(vsPeer);
+            double median = ROUNDS % 2 == 1 ? vsPeer[ROUNDS / 2] : (vsPeer[ROUNDS / 2 - 1] + vsPeer[ROUNDS / 2]) / 2;
+            Result result = new Result(best.get(PARTITIONED) / best.get(FLAT), best.get(PARTITIONED) / best.get(SPRING),
+                    median, best.get(PARTITIONED) / best.get(PLAIN));
+            System.out.printf(Locale.ROOT, "8. the default layout: each consumer in a process of its own, warmed up %d s,"
+                    + " %d messages per run, at best: @Idempotent partitioned by time %.0f msg/s, on one table %.0f"
+                    + " (partitioned/one table %.2f), Spring's receiver %.0f (@Idempotent/Spring %.2f, median of the"
+                    + " rounds %.2f), plain %.0f (@Idempotent/plain %.2f)%n", WARMUP_SECONDS, MESSAGES,
+                    best.get(PARTITIONED), best.get(FLAT), result.partitionedVsFlat(), best.get(SPRING), result.vsPeer(),
+                    result.vsPeerMedian(), best.get(PLAIN), result.overhead());
+            return result;
         } finally {
-            for (Process consumer : consumers) {
+            for (Process consumer : consumers.values()) {
                 consumer.destroy();
                 if (!consumer.waitFor(30, TimeUnit.SECONDS)) {
                     consumer.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
                 }
             }
             // what the consumers held when they stopped goes back to their queues: gone with them
-            for (Layout layout : List.of(PARTITIONED, FLAT)) {
-                try (Channel c = rabbit.createChannel()) {
-                    c.queueDelete(layout.queue());
-                    c.queueDelete(layout.queue() + ".dlq");
-                }
-                execute("DROP SCHEMA IF EXISTS " + layout.schema() + " CASCADE");
+            for (Contender contender : CONTENDERS) {
+                deleteQueues(contender);
+                execute("DROP SCHEMA IF EXISTS " + contender.schema() + " CASCADE");
             }
         }
     }
@@ -129,27 +152,27 @@ final class LayoutRun {
      * analysed, as autovacuum does after a table's first rows (this machine's server runs without autovacuum, and plans
      * made while the table was empty would otherwise stay).
      */
-    private void warmUp(Channel publisher, Layout layout, Process consumer) throws Exception {
+    private void warmUp(Channel publisher, Contender contender, Process consumer) throws Exception {
         command(consumer, "resume");
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(WARMUP_SECONDS);
         while (System.nanoTime() < end) {
-            if (ready(layout) < BATCH) {
-                publish(publisher, layout, BATCH);
+            if (ready(contender) < BATCH) {
+                publish(publisher, contender, BATCH);
             }
             TimeUnit.MILLISECONDS.sleep(100);
         }
         command(consumer, "pause");
         // the queue emptied; what the paused consumer holds (its prefetch) it handles when next resumed, before the
         // measurement's window opens
-        publisher.queuePurge(layout.queue());
+        publisher.queuePurge(contender.queue());
         TimeUnit.SECONDS.sleep(1);
-        execute("ANALYZE " + layout.schema() + ".idempotency_record");
+        analyze(contender.schema());
     }
 
     /** @return the consumer's rate on a queue of {@link #MESSAGES} published while it was paused */
-    private double measure(Channel publisher, Layout layout, Process consumer) throws Exception {
-        publisher.queuePurge(layout.queue());
-        publish(publisher, layout, MESSAGES);
+    private double measure(Channel publisher, Contender contender, Process consumer) throws Exception {
+        publisher.queuePurge(contender.queue());
+        publish(publisher, contender, MESSAGES);
         // both ends with the prefetch full: the window opens once the consumer has taken more than its prefetch
         long from = Math.min((long) (MESSAGES * 0.9), MESSAGES - 4L * PREFETCH);
         long to = (long) (MESSAGES * 0.1);
@@ -159,7 +182,7 @@ final class LayoutRun {
         long[] last;
         while (true) {
             long nanos = System.nanoTime();
-            long ready = ready(layout);
+            long ready = ready(contender);
             if (first == null && ready <= from) {
                 first = new long[] { nanos, ready };
             }
@@ -167,56 +190,71 @@ final class LayoutRun {
                 last = new long[] { nanos, ready };
                 break;
             }
-            alive(layout, consumer, deadline, ready);
+            alive(contender, consumer, deadline, ready);
             TimeUnit.MILLISECONDS.sleep(50);
         }
         command(consumer, "pause");
-        while (ready(layout) > 0) { // the rest, so that the next run starts from an empty queue
-            alive(layout, consumer, deadline, ready(layout));
+        while (ready(contender) > 0) { // the rest, so that the next run starts from an empty queue
+            alive(contender, consumer, deadline, ready(contender));
             command(consumer, "resume");
             TimeUnit.MILLISECONDS.sleep(200);
             command(consumer, "pause");
         }
         TimeUnit.SECONDS.sleep(1);
+        long deadLettered = deadLettered(contender);
+        if (deadLettered > 0) { // a failing handler's messages leave the queue too: its rate would mean nothing
+            throw new IllegalStateException("the " + contender.name() + " consumer dead-lettered " + deadLettered
+                    + " messages; see " + log(contender));
+        }
         if (last[0] <= first[0]) {
-            throw new IllegalStateException("the " + layout.name() + " layout's run was too short to time ("
+            throw new IllegalStateException("the " + contender.name() + " consumer's run was too short to time ("
                     + MESSAGES + " messages); raise bench.layouts.messages");
         }
         return (first[1] - last[1]) / ((last[0] - first[0]) / 1e9);
     }
 
     /** Fails a measurement whose consumer died or stopped consuming, naming its log. */
-    private static void alive(Layout layout, Process consumer, long deadline, long ready) {
+    private static void alive(Contender contender, Process consumer, long deadline, long ready) {
         if (!consumer.isAlive()) {
-            throw new IllegalStateException("the " + layout.name() + " layout's consumer exited; see " + log(layout));
+            throw new IllegalStateException("the " + contender.name() + " consumer exited; see " + log(contender));
         }
         if (System.nanoTime() > deadline) {
-            throw new IllegalStateException("the " + layout.name() + " layout's consumer did not consume " + MESSAGES
-                    + " messages in 300 s (" + ready + " left); see " + log(layout));
+            throw new IllegalStateException("the " + contender.name() + " consumer did not consume " + MESSAGES
+                    + " messages in 300 s (" + ready + " left); see " + log(contender));
         }
     }
 
-    /** Starts a layout's consumer, paused, on a fresh schema. */
-    private Process start(Layout layout) throws Exception {
-        execute("DROP SCHEMA IF EXISTS " + layout.schema() + " CASCADE");
-        execute("CREATE SCHEMA " + layout.schema());
-        execute("CREATE TABLE " + layout.schema() + ".bench_row (LIKE public.bench_row INCLUDING ALL)");
+    /** Starts a contender's consumer, paused, on a fresh schema (its tables: the extension's in its layout, the peer's). */
+    private Process start(Contender contender) throws Exception {
+        deleteQueues(contender); // an interrupted run's, perhaps declared otherwise
+        execute("DROP SCHEMA IF EXISTS " + contender.schema() + " CASCADE");
+        execute("CREATE SCHEMA " + contender.schema());
+        execute("CREATE TABLE " + contender.schema() + ".bench_row (LIKE public.bench_row INCLUDING ALL)");
         String jdbc = ConfigProvider.getConfig().getValue("quarkus.datasource.jdbc.url", String.class);
         String reactive = ConfigProvider.getConfig().getValue("quarkus.datasource.reactive.url", String.class);
-        Process process = ConsumerProcess.start(CHANNEL, layout.queue(), List.of("-D" + RecoveryRun.CONTROLLED + "=true",
-                // the consumer's tables in its layout's schema; the extension creates its table, in the layout
-                "-Dquarkus.datasource.jdbc.url=" + jdbc + (jdbc.contains("?") ? "&" : "?") + "currentSchema="
-                        + layout.schema(),
-                "-Dquarkus.datasource.reactive.url=" + reactive + (reactive.contains("?") ? "&" : "?") + "search_path="
-                        + layout.schema(),
-                "-Dquarkus.idempotency.database.schema-management=update",
-                "-Dquarkus.idempotency.database.partitioning=" + layout.partitioning()), log(layout));
-        ready(layout); // declared by the consumer once connected
+        Process process = ConsumerProcess.start(contender.channel(), contender.queue(),
+                List.of("-D" + RecoveryRun.CONTROLLED + "=true",
+                        // the consumer's tables in its schema; the extension creates its table, in the contender's layout
+                        "-Dquarkus.datasource.jdbc.url=" + jdbc + (jdbc.contains("?") ? "&" : "?") + "currentSchema="
+                                + contender.schema(),
+                        "-Dquarkus.datasource.reactive.url=" + reactive + (reactive.contains("?") ? "&" : "?") + "search_path="
+                                + contender.schema(),
+                        "-Dquarkus.idempotency.database.schema-management=update",
+                        "-Dquarkus.idempotency.database.partitioning=" + contender.partitioning(),
+                        // four consumer processes and this one within PostgreSQL's 100 connections (its default): on two cores
+                        // a dozen handlers' transactions at once keep the consumer busy
+                        "-Dquarkus.datasource.jdbc.max-size=" + CONNECTIONS, "-Dquarkus.datasource.reactive.max-size=2",
+                        // a message its handler failed goes to a dead-letter queue, where the run looks for it (the peers'
+                        // channels have none in the main run)
+                        "-Dmp.messaging.incoming." + contender.channel() + ".auto-bind-dlq=true",
+                        "-Dmp.messaging.incoming." + contender.channel() + ".dlx.declare=true"),
+                log(contender));
+        ready(contender); // declared by the consumer once connected
         return process;
     }
 
-    private static Path log(Layout layout) {
-        return ConsumerProcess.log("layout-" + layout.name());
+    private static Path log(Contender contender) {
+        return ConsumerProcess.log("layout-" + contender.name());
     }
 
     private static void command(Process consumer, String command) throws IOException {
@@ -225,16 +263,30 @@ final class LayoutRun {
         in.flush();
     }
 
-    /** @return the messages ready in the layout's queue, once the consumer has declared it */
-    private long ready(Layout layout) throws Exception {
+    private void deleteQueues(Contender contender) throws Exception {
+        try (Channel c = rabbit.createChannel()) {
+            c.queueDelete(contender.queue());
+            c.queueDelete(contender.queue() + ".dlq");
+        }
+    }
+
+    /** @return the messages in the contender's dead-letter queue */
+    private long deadLettered(Contender contender) throws Exception {
+        try (Channel c = rabbit.createChannel()) {
+            return c.queueDeclarePassive(contender.queue() + ".dlq").getMessageCount();
+        }
+    }
+
+    /** @return the messages ready in the contender's queue, once the consumer has declared it */
+    private long ready(Contender contender) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (true) {
             try (Channel c = rabbit.createChannel()) {
-                return c.queueDeclarePassive(layout.queue()).getMessageCount();
+                return c.queueDeclarePassive(contender.queue()).getMessageCount();
             } catch (IOException notDeclaredYet) {
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("the " + layout.name() + " layout's consumer did not declare "
-                            + layout.queue() + "; see " + log(layout), notDeclaredYet);
+                    throw new IllegalStateException("the " + contender.name() + " consumer did not declare "
+                            + contender.queue() + "; see " + log(contender), notDeclaredYet);
                 }
                 TimeUnit.MILLISECONDS.sleep(100);
             }
@@ -243,18 +295,34 @@ final class LayoutRun {
 
     private long published;
 
-    private void publish(Channel publisher, Layout layout, int messages) throws Exception {
+    private void publish(Channel publisher, Contender contender, int messages) throws Exception {
         AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().contentType("text/plain").deliveryMode(2)
                 .headers(Map.of()).build();
         for (int i = 0; i < messages; i++) {
             String id = "layout-" + run + "-" + published++;
-            publisher.basicPublish("", layout.queue(), props.builder().messageId(id).build(),
+            publisher.basicPublish("", contender.queue(), props.builder().messageId(id).build(),
                     id.getBytes(StandardCharsets.UTF_8));
             if (i % BATCH == BATCH - 1) {
                 publisher.waitForConfirmsOrDie(60_000);
             }
         }
         publisher.waitForConfirmsOrDie(60_000);
+    }
+
+    /** Gathers the statistics of the schema's tables (the extension's or the peer's, the consumer's rows). */
+    private void analyze(String schema) throws Exception {
+        List<String> tables = new ArrayList<>();
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT format('%I.%I', schemaname, tablename) FROM pg_tables"
+                        + " WHERE schemaname = '" + schema + "'")) {
+            while (rs.next()) {
+                tables.add(rs.getString(1));
+            }
+        }
+        for (String table : tables) {
+            execute("ANALYZE " + table);
+        }
     }
 
     private void execute(String sql) throws Exception {

@@ -351,9 +351,11 @@ public interface IdempotencyConfig {
          * a name leaving room for its partitions'; over JDBC or with only the reactive client), one table elsewhere,
          * said at startup (INFO {@code IDEMP3008}). Measured here, a partitioned table saves 38% of the WAL per message and
          * every dead row,
-         * and keeps the table at its bound whatever the rate; its consumer ran at 0.87-1.16 of one table's in the
-         * layouts benchmark (median 1.02) and at 0.66-0.90 in soaks of 12-30 minutes that compress a day into
-         * minutes (keys in every live partition; the operations guide has the figures).
+         * and keeps the table at its bound whatever the rate; its consumer ran at 0.72-1.16 of one table's in the
+         * layouts benchmark (medians 0.85-1.02 over three runs of 5 rounds: a claim's look-up probes every partition,
+         * about 7 µs of the database's time each, seven partitions with the default period) and at 0.66-0.90 in
+         * soaks of 12-30 minutes that compress a day into minutes (keys in every live partition; the operations
+         * guide has the figures).
          * An existing unpartitioned table holding no key (one Hibernate ORM just made) is made again partitioned under
          * {@code update}; one holding keys keeps its layout, with a startup WARN ({@code IDEMP3002}) naming the move
          * ({@code time} and {@code update} on one instance, while consumers run). The shipped Flyway migration and
