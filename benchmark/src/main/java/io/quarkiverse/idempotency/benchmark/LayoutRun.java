@@ -31,7 +31,8 @@ import io.agroal.api.AgroalDataSource;
  * ({@code vs_peer_default}), and against the same consumer without idempotency ({@code overhead_default}).
  * <p>
  * Each contender gets a consumer process of its own, started once, on a schema of its own (so that tables of one name
- * exist side by side), and a queue of its own. All are warmed up first, a minute each by default: on this machine's
+ * exist side by side), and a queue of its own. All are warmed up first, a minute each by default (the first
+ * round's first consumer last): on this machine's
  * two cores the JIT compiles the consumer's path for well over a hundred thousand messages, and a consumer measured
  * before that is measured on its compiler. Then rounds, each contender once per round, the order turning by one each
  * round: the messages published while the consumer is paused (nothing else runs while it is timed), the consumer
@@ -92,6 +93,9 @@ final class LayoutRun {
     }
 
     Result run() throws Exception {
+        if (ROUNDS < 1) {
+            throw new IllegalArgumentException("bench.layouts.rounds=" + ROUNDS + ": at least one round");
+        }
         if (MESSAGES < 3_000) {
             throw new IllegalArgumentException("bench.layouts.messages=" + MESSAGES + " is too few to time (at least 3000)");
         }
@@ -104,8 +108,9 @@ final class LayoutRun {
             for (Contender contender : CONTENDERS) {
                 consumers.put(contender, start(contender));
             }
-            for (Contender contender : CONTENDERS) {
-                warmUp(publisher, contender, consumers.get(contender));
+            // the last warmed up is the first timed: none of the first round's waits longer than the others' turns
+            for (int c = CONTENDERS.size() - 1; c >= 0; c--) {
+                warmUp(publisher, CONTENDERS.get(c), consumers.get(CONTENDERS.get(c)));
             }
             Map<Contender, Double> best = new LinkedHashMap<>();
             double[] vsPeer = new double[ROUNDS];
@@ -232,23 +237,27 @@ final class LayoutRun {
         execute("CREATE TABLE " + contender.schema() + ".bench_row (LIKE public.bench_row INCLUDING ALL)");
         String jdbc = ConfigProvider.getConfig().getValue("quarkus.datasource.jdbc.url", String.class);
         String reactive = ConfigProvider.getConfig().getValue("quarkus.datasource.reactive.url", String.class);
-        Process process = ConsumerProcess.start(contender.channel(), contender.queue(),
-                List.of("-D" + RecoveryRun.CONTROLLED + "=true",
-                        // the consumer's tables in its schema; the extension creates its table, in the contender's layout
-                        "-Dquarkus.datasource.jdbc.url=" + jdbc + (jdbc.contains("?") ? "&" : "?") + "currentSchema="
-                                + contender.schema(),
-                        "-Dquarkus.datasource.reactive.url=" + reactive + (reactive.contains("?") ? "&" : "?") + "search_path="
-                                + contender.schema(),
-                        "-Dquarkus.idempotency.database.schema-management=update",
-                        "-Dquarkus.idempotency.database.partitioning=" + contender.partitioning(),
-                        // four consumer processes and this one within PostgreSQL's 100 connections (its default): on two cores
-                        // a dozen handlers' transactions at once keep the consumer busy
-                        "-Dquarkus.datasource.jdbc.max-size=" + CONNECTIONS, "-Dquarkus.datasource.reactive.max-size=2",
-                        // a message its handler failed goes to a dead-letter queue, where the run looks for it (the peers'
-                        // channels have none in the main run)
-                        "-Dmp.messaging.incoming." + contender.channel() + ".auto-bind-dlq=true",
-                        "-Dmp.messaging.incoming." + contender.channel() + ".dlx.declare=true"),
-                log(contender));
+        List<String> properties = new ArrayList<>();
+        // the extension's settings this run was given (-Dquarkus.idempotency.database.partition-period=24h), for every
+        // consumer: the contender's own below come later, and win
+        System.getProperties().stringPropertyNames().stream().filter(name -> name.startsWith("quarkus.idempotency."))
+                .sorted().forEach(name -> properties.add("-D" + name + "=" + System.getProperty(name)));
+        properties.addAll(List.of("-D" + RecoveryRun.CONTROLLED + "=true",
+                // the consumer's tables in its schema; the extension creates its table, in the contender's layout
+                "-Dquarkus.datasource.jdbc.url=" + jdbc + (jdbc.contains("?") ? "&" : "?") + "currentSchema="
+                        + contender.schema(),
+                "-Dquarkus.datasource.reactive.url=" + reactive + (reactive.contains("?") ? "&" : "?") + "search_path="
+                        + contender.schema(),
+                "-Dquarkus.idempotency.database.schema-management=update",
+                "-Dquarkus.idempotency.database.partitioning=" + contender.partitioning(),
+                // four consumer processes and this one within PostgreSQL's 100 connections (its default): on two cores
+                // a dozen handlers' transactions at once keep the consumer busy
+                "-Dquarkus.datasource.jdbc.max-size=" + CONNECTIONS, "-Dquarkus.datasource.reactive.max-size=2",
+                // a message its handler failed goes to a dead-letter queue, where the run looks for it (the peers'
+                // channels have none in the main run)
+                "-Dmp.messaging.incoming." + contender.channel() + ".auto-bind-dlq=true",
+                "-Dmp.messaging.incoming." + contender.channel() + ".dlx.declare=true"));
+        Process process = ConsumerProcess.start(contender.channel(), contender.queue(), properties, log(contender));
         ready(contender); // declared by the consumer once connected
         return process;
     }
