@@ -374,7 +374,7 @@ public class Benchmark implements QuarkusApplication {
      * Prints a ratio's pair in each round (both rates, and their ratio) and returns the median of the ratios: half the
      * rounds at least as good, half at most.
      */
-    private static double medianOfPairs(String what, double[][] rates, java.util.function.IntToDoubleFunction numerator,
+    static double medianOfPairs(String what, double[][] rates, java.util.function.IntToDoubleFunction numerator,
             java.util.function.IntToDoubleFunction denominator) {
         double[] ratios = new double[rates.length];
         StringBuilder pairs = new StringBuilder();

@@ -8,7 +8,6 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -113,7 +112,7 @@ final class LayoutRun {
                 warmUp(publisher, CONTENDERS.get(c), consumers.get(CONTENDERS.get(c)));
             }
             Map<Contender, Double> best = new LinkedHashMap<>();
-            double[] vsPeer = new double[ROUNDS];
+            double[][] rounds = new double[ROUNDS][CONTENDERS.size()];
             for (int round = 0; round < ROUNDS; round++) {
                 Map<Contender, Double> rates = new LinkedHashMap<>();
                 for (int c = 0; c < CONTENDERS.size(); c++) {
@@ -123,11 +122,15 @@ final class LayoutRun {
                 System.out.printf(Locale.ROOT, "   default layout, round %d: @Idempotent partitioned by time %.0f msg/s,"
                         + " on one table %.0f, Spring's receiver %.0f, plain %.0f%n", round + 1, rates.get(PARTITIONED),
                         rates.get(FLAT), rates.get(SPRING), rates.get(PLAIN));
-                vsPeer[round] = rates.get(PARTITIONED) / rates.get(SPRING);
+                for (int c = 0; c < CONTENDERS.size(); c++) {
+                    rounds[round][c] = rates.get(CONTENDERS.get(c));
+                }
                 rates.forEach((contender, rate) -> best.merge(contender, rate, Math::max));
             }
-            Arrays.sort(vsPeer);
-            double median = ROUNDS % 2 == 1 ? vsPeer[ROUNDS / 2] : (vsPeer[ROUNDS / 2 - 1] + vsPeer[ROUNDS / 2]) / 2;
+            int partitioned = CONTENDERS.indexOf(PARTITIONED);
+            int spring = CONTENDERS.indexOf(SPRING);
+            double median = Benchmark.medianOfPairs("@Idempotent partitioned against Spring's receiver", rounds,
+                    r -> rounds[r][partitioned], r -> rounds[r][spring]);
             Result result = new Result(best.get(PARTITIONED) / best.get(FLAT), best.get(PARTITIONED) / best.get(SPRING),
                     median, best.get(PARTITIONED) / best.get(PLAIN));
             System.out.printf(Locale.ROOT, "8. the default layout: each consumer in a process of its own, warmed up %d s,"
