@@ -118,7 +118,10 @@ class ThreadContextCapturesTest {
             Delivered<String> delivered = Delivered.withId(prefix + "-" + i, prefix + "-" + i);
             sent.add(delivered);
             connector.source(channel).send(delivered.message());
-            await().atMost(Duration.ofSeconds(30)).until(delivered::settled);
+            // looked at once and then every 5 ms: Awaitility's default (after 100 ms, then every 100 ms) made the 600
+            // deliveries of this class take a minute
+            await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(30))
+                    .until(delivered::settled);
         }
         long captures = CountingCaptures.CAPTURES.get() - before;
         sent.forEach(delivered -> assertEquals(1, delivered.acks(), delivered.toString()));
