@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -25,6 +27,18 @@ import org.awaitility.Awaitility;
 public final class AppProcess implements AutoCloseable {
 
     private static final Pattern LISTENING = Pattern.compile("Listening on: http://[^:]+:(\\d+)");
+
+    /**
+     * The processes started and still running. They stop with this JVM, even when a test did not close them or the build
+     * was killed under it (Maven's test JVM then exits on its own): one left running would take the next run's
+     * messages from the same queues, with a database the next run dropped under it.
+     */
+    private static final Set<Process> RUNNING = ConcurrentHashMap.newKeySet();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> RUNNING.forEach(Process::destroyForcibly),
+                "app-process-reaper"));
+    }
 
     private final String name;
     private final Process process;
@@ -102,7 +116,10 @@ public final class AppProcess implements AutoCloseable {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         builder.environment().put("QUARKUS_HTTP_PORT", "0");
         builder.environment().putAll(env);
-        return builder.start();
+        Process process = builder.start();
+        RUNNING.add(process);
+        process.onExit().thenRun(() -> RUNNING.remove(process));
+        return process;
     }
 
     /** SIGKILL: no shutdown hook, no graceful stop, unacked messages and claims left as they are. */
@@ -153,6 +170,17 @@ public final class AppProcess implements AutoCloseable {
             System.err.println("The metrics of the process on port " + port + " did not answer within 30 s; again");
             return client.send(request, HttpResponse.BodyHandlers.ofString());
         }
+    }
+
+    /** @return the last lines of the process's output, without the stack frames of its exceptions */
+    public String logTail(int lines) throws IOException {
+        List<String> kept = logText().lines().filter(line -> !line.startsWith("\tat ") && !line.startsWith("\t..."))
+                .toList();
+        return String.join("\n", kept.subList(Math.max(0, kept.size() - lines), kept.size()));
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
     }
 
     public String logText() throws IOException {

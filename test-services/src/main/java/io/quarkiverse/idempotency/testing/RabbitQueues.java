@@ -110,6 +110,25 @@ public class RabbitQueues implements AutoCloseable {
         }
     }
 
+    /**
+     * @return for a failure's message, each queue's messages ready (not counting those delivered and not yet acked) and
+     *         consumers attached (a consumer no test started, of a process an earlier run left behind, shows here)
+     */
+    public String describe(String... queues) {
+        StringBuilder described = new StringBuilder();
+        for (String queue : queues) {
+            described.append(described.isEmpty() ? "" : ", ").append(queue).append(' ');
+            try (Channel c = connection.createChannel()) {
+                AMQP.Queue.DeclareOk state = c.queueDeclarePassive(queue);
+                described.append(state.getMessageCount()).append(" ready, ").append(state.getConsumerCount())
+                        .append(state.getConsumerCount() == 1 ? " consumer" : " consumers");
+            } catch (Exception e) {
+                described.append("unknown (").append(e).append(')');
+            }
+        }
+        return described.toString();
+    }
+
     /** @return a payment's JSON, with more fields when {@code extra} is not empty */
     public static String payment(String orderId, String extra) {
         return "{\"orderId\": \"" + orderId + "\", \"amountCents\": 1299" + (extra.isEmpty() ? "" : ", " + extra) + "}";

@@ -20,7 +20,9 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.Callable;
 
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.idempotency.testing.AppProcess;
@@ -59,7 +61,8 @@ class DeadLetterReplayIT {
                 broker.publish(QUEUE, "t-" + i, RabbitQueues.payment("T-" + i,
                         "\"fault\": \"" + (i % 2 == 0 ? FAULT : timedOut) + "\""));
             }
-            await().atMost(Duration.ofSeconds(120)).until(() -> broker.ready(DLQ) == 100);
+            awaitOrExplain(Duration.ofSeconds(120), () -> broker.ready(DLQ) == 100, "100 dead letters in " + DLQ,
+                    broker, app);
             update("DELETE FROM jdbc_fault WHERE fault = ?", FAULT); // the fix of one cause
 
             HttpResponse<String> answer = post(management, "op-secret", "&reason=declined");
@@ -95,7 +98,8 @@ class DeadLetterReplayIT {
                 for (int i = 0; i < PAYMENTS; i++) {
                     broker.publish(QUEUE, "r-" + i, RabbitQueues.payment("R-" + i, "\"fault\": \"" + FAULT + "\""));
                 }
-                await().atMost(Duration.ofSeconds(180)).until(() -> broker.ready(DLQ) == PAYMENTS);
+                awaitOrExplain(Duration.ofSeconds(180), () -> broker.ready(DLQ) == PAYMENTS,
+                        PAYMENTS + " dead letters in " + DLQ, broker, first);
                 assertEquals(PAYMENTS, count("SELECT count(*) FROM idempotency_record WHERE state = 'DEAD_LETTERED'"
                         + " AND scoped_key LIKE '" + CHANNEL + ":r-%'"));
                 assertEquals(0, count("SELECT count(*) FROM jdbc_charge WHERE order_id LIKE 'R-%'"),
@@ -133,9 +137,10 @@ class DeadLetterReplayIT {
                 System.out.println("REPLAY again: " + done.getLong("replayed") + " dead letters in " + millis + " ms ("
                         + done.getLong("replayed") * 1000 / Math.max(1, millis) + "/s)");
                 assertEquals(left, done.getLong("replayed"), answer.body());
-                await().atMost(Duration.ofSeconds(120))
-                        .until(() -> count("SELECT count(DISTINCT order_id) FROM jdbc_charge") == PAYMENTS
-                                && broker.ready(QUEUE) == 0);
+                awaitOrExplain(Duration.ofSeconds(120),
+                        () -> count("SELECT count(DISTINCT order_id) FROM jdbc_charge") == PAYMENTS
+                                && broker.ready(QUEUE) == 0,
+                        "every payment charged", broker, second);
                 await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10))
                         .until(() -> broker.ready(QUEUE) == 0 && broker.ready(DLQ) == 0);
                 assertEquals(PAYMENTS, count("SELECT count(*) FROM jdbc_charge WHERE order_id LIKE 'R-%'"),
@@ -145,6 +150,33 @@ class DeadLetterReplayIT {
                 assertEquals(PAYMENTS, count("SELECT count(*) FROM idempotency_record WHERE state = 'CONFIRMED'"
                         + " AND scoped_key LIKE '" + CHANNEL + ":r-%'"));
             }
+        }
+    }
+
+    // A condition that did not come true fails with what the broker, the store and the application's log say.
+    private static void awaitOrExplain(Duration atMost, Callable<Boolean> condition, String what, RabbitQueues broker,
+            AppProcess app) throws IOException {
+        try {
+            await().atMost(atMost).until(condition);
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("not " + what + " within " + atMost + ": " + broker.describe(QUEUE, DLQ)
+                    + "; keys " + states() + "; charged " + count("SELECT count(*) FROM jdbc_charge") + "; " + app
+                    + (app.isAlive() ? "" : " (exited)") + ", the end of its log:\n" + app.logTail(40), e);
+        }
+    }
+
+    private static String states() {
+        try (Connection c = connect();
+                PreparedStatement ps = c.prepareStatement("SELECT state, count(*) FROM idempotency_record GROUP BY state"
+                        + " ORDER BY state");
+                ResultSet rs = ps.executeQuery()) {
+            StringBuilder states = new StringBuilder();
+            while (rs.next()) {
+                states.append(states.isEmpty() ? "" : ", ").append(rs.getString(1)).append(' ').append(rs.getLong(2));
+            }
+            return states.isEmpty() ? "none" : states.toString();
+        } catch (SQLException e) {
+            return "unreadable (" + e + ")";
         }
     }
 
