@@ -126,6 +126,39 @@ class FaultsTest extends BrokerTestSupport {
         }
     }
 
+    @Test
+    void aPaymentHandledAcrossAReconnectIsAckedOnTheChannelThatDeliveredItNeverOnTheNewOne() throws Exception {
+        CountDownLatch release = gateway.hold("X-1");
+        broker.publishToQueue(UUID.randomUUID().toString(), Broker.payment("X-1", 100));
+        assertTrue(gateway.awaitStarted("X-1"));
+        double busyBefore = deliveries("busy");
+        double duplicatesBefore = deliveries("duplicate");
+        // the connection drops while X-1 is being charged; the broker requeues it and the consumer comes back on a new
+        // AMQP channel, which delivers X-1 again (busy: its charge is under way)
+        ProxiedServices.broker.cut();
+        ProxiedServices.broker.restore();
+        await().atMost(Duration.ofSeconds(30)).until(() -> deliveries("busy") - busyBefore >= 1);
+        LogCapture log = LogCapture.install();
+        try {
+            // The charge ends after the reconnect. Its ack under the old channel's delivery tag would reach the new
+            // channel: there it acknowledges whichever message has that tag, or the broker closes the channel for an
+            // unknown tag and the connector restarts its client, every message in flight delivered again.
+            release.countDown();
+            await().atMost(Duration.ofSeconds(30)).until(() -> Ledger.charges("X-1") == 1
+                    && deliveries("duplicate") - duplicatesBefore >= 1);
+            List<String> ids = publish("X", 2, 42);
+            await().atMost(Duration.ofSeconds(60)).until(() -> Ledger.distinctChargedOrders() == 41
+                    && broker.ready(Broker.QUEUE) == 0 && Ledger.claims() == 0);
+            assertEquals(41, Ledger.charges(), "each payment charged exactly once (" + ids.size() + " after X-1)");
+            assertEquals(List.of(), log.matching("Stopping rabbitmq client"),
+                    "no ack under a delivery tag of the old channel closed the new one");
+            assertEquals(List.of(), log.matching("unknown delivery tag"));
+            assertEquals(0, broker.ready(Broker.DLQ));
+        } finally {
+            log.close();
+        }
+    }
+
     private List<String> publish(String prefix, int from, int to) {
         List<String> ids = new ArrayList<>();
         for (int i = from; i < to; i++) {

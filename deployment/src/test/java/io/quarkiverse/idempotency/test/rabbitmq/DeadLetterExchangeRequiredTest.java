@@ -14,15 +14,18 @@ import io.quarkus.test.QuarkusUnitTest;
 /**
  * An {@code @Idempotent} RabbitMQ channel whose queue has no dead-letter exchange would drop what it dead-letters:
  * startup fails, naming the two properties to set and the opt-out; a channel whose failure strategy is not the
- * idempotency strategy fails too, in the same report.
+ * idempotency strategy fails too, in the same report, and so does one with a fixed consumer tag.
  */
 class DeadLetterExchangeRequiredTest {
 
     @RegisterExtension
-    static final QuarkusUnitTest APP = RabbitApps.queue(RabbitApps.queue(RabbitApps.bare(Consumer.class),
-            "idempotency-test-no-dlx"), "idempotency-test-requeue")
+    static final QuarkusUnitTest APP = RabbitApps.queue(RabbitApps.queue(RabbitApps.queue(
+            RabbitApps.bare(Consumer.class), "idempotency-test-no-dlx"), "idempotency-test-requeue"),
+            "idempotency-test-tagged")
             .overrideConfigKey("mp.messaging.incoming.idempotency-test-requeue.auto-bind-dlq", "true")
             .overrideConfigKey("mp.messaging.incoming.idempotency-test-requeue.failure-strategy", "requeue")
+            .overrideConfigKey("mp.messaging.incoming.idempotency-test-tagged.auto-bind-dlq", "true")
+            .overrideConfigKey("mp.messaging.incoming.idempotency-test-tagged.consumer-tag", "payments-consumer")
             .assertException(t -> {
                 String message = null;
                 for (Throwable c = t; c != null; c = c.getCause()) {
@@ -35,8 +38,11 @@ class DeadLetterExchangeRequiredTest {
                         || !message.contains("mp.messaging.incoming.idempotency-test-no-dlx.dlx.declare=true")
                         || !message.contains(
                                 "quarkus.idempotency.channels.\"idempotency-test-no-dlx\".require-dead-letter-exchange=false")
-                        || !message.contains("mp.messaging.incoming.idempotency-test-requeue.failure-strategy=requeue")) {
-                    throw new AssertionError("expected both channels' problems and their remedies, got: " + message, t);
+                        || !message.contains("mp.messaging.incoming.idempotency-test-requeue.failure-strategy=requeue")
+                        || !message.contains("mp.messaging.incoming.idempotency-test-tagged.consumer-tag="
+                                + "payments-consumer: after a reconnect")) {
+                    throw new AssertionError("expected the three channels' problems and their remedies, got: " + message,
+                            t);
                 }
             });
 
@@ -56,6 +62,11 @@ class DeadLetterExchangeRequiredTest {
         @Incoming("idempotency-test-requeue")
         @Idempotent
         void requeue(String payload) {
+        }
+
+        @Incoming("idempotency-test-tagged")
+        @Idempotent
+        void tagged(String payload) {
         }
     }
 }

@@ -81,6 +81,15 @@ final class DeliveredMessage {
             ClientHolder.runOnContext(context, message, viaClient);
             return;
         }
+        settleOn(deliveredOn, call, channel);
+    }
+
+    /** Acknowledges a message on the AMQP channel that delivered it, or not at all once that channel closed. Blocks. */
+    static void ackOn(Channel deliveredOn, long deliveryTag, String channel) {
+        settleOn(deliveredOn, ch -> ch.basicAck(deliveryTag, false), channel);
+    }
+
+    private static void settleOn(Channel deliveredOn, ChannelCall call, String channel) {
         if (!deliveredOn.isOpen()) {
             LOG.debugf("Channel %s: the AMQP channel that delivered a message closed before it was settled; the"
                     + " broker requeued it already", channel);

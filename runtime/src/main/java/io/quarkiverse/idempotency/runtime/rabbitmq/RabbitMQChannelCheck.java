@@ -19,8 +19,10 @@ import io.quarkus.runtime.StartupEvent;
 /**
  * Refuses, at startup, RabbitMQ channels of {@code @Idempotent} methods set up so that messages would be lost or loop:
  * a {@code failure-strategy} other than the idempotency strategy (its outcomes would not be mapped: a busy message
- * dead-lettered or acked, a poison message requeued for ever), and a queue without a dead-letter exchange (a
- * dead-lettered message would be dropped). Every problem is reported at once, each with the properties to set.
+ * dead-lettered or acked, a poison message requeued for ever), a fixed {@code consumer-tag} (the extension tells the
+ * AMQP channel that delivered a message by its consumer's tag, which a fixed one would carry over to the channel that
+ * replaces it after a reconnect), and a queue without a dead-letter exchange (a dead-lettered message would be dropped). Every
+ * problem is reported at once, each with the properties to set.
  */
 @Singleton
 public class RabbitMQChannelCheck {
@@ -52,6 +54,14 @@ public class RabbitMQChannelCheck {
                             String.class).isEmpty()) {
                 LOG.connectorWideStrategyBypassed(RabbitMQIdempotencyFailureHandlerFactory.CONNECTOR_STRATEGY, connectorWide,
                         channel, prefix + RabbitMQIdempotencyFailureHandlerFactory.DELEGATE_ATTRIBUTE);
+            }
+            Optional<String> consumerTag = attribute(config, channel, "consumer-tag");
+            if (consumerTag.isPresent()) {
+                problems.add("Channel " + channel + " has @Idempotent methods but " + prefix + "consumer-tag="
+                        + consumerTag.get() + ": after a reconnect the new AMQP channel's consumer has the same tag, so"
+                        + " a message handled across the reconnect could not be told from the new channel's messages and"
+                        + " would be settled on the new channel, under a delivery tag that names another message there."
+                        + " Remove that property: the broker then gives each consumer a tag of its own");
             }
             IdempotencyConfig.Channel settings = idempotency.channels().get(channel);
             boolean required = settings == null || settings.requireDeadLetterExchange();

@@ -35,12 +35,21 @@ import io.vertx.rabbitmq.RabbitMQOptions;
 @Singleton
 public class RabbitMQConsumerChannels implements ClientCustomizer<RabbitMQOptions> {
 
+    /** The application's instance, for the connector's acks ({@link RabbitMQAcks}), which are not beans. */
+    private static volatile RabbitMQConsumerChannels current;
+
     private final IdempotentMethods methods;
     private final Map<String, Tracker> trackers = new ConcurrentHashMap<>();
 
     @Inject
     public RabbitMQConsumerChannels(IdempotentMethods methods) {
         this.methods = methods;
+        current = this;
+    }
+
+    /** @return the application's instance, or {@code null} before a tracked client was configured */
+    static RabbitMQConsumerChannels current() {
+        return current;
     }
 
     @Override
